@@ -1,0 +1,3 @@
+from dfltheory.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,82 @@
+"""The papers' own experimental settings, checked against the conditions of their own theorems.
+
+A setting fixes the hyper-parameters a paper's experiments used (card section 8); the problem constants
+(L, sigma's, ...) stay explicit inputs. :func:`violations` reports, for each condition of the theorem, the
+range of one free constant (by default L) on which the paper's own setting breaks it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+import sympy as sp
+
+from dfltheory.bounds.catalog import get
+from dfltheory.bounds.theorem import Check, Source
+
+__all__ = ["ExperimentSetting", "violations"]
+
+
+@dataclass(frozen=True)
+class ExperimentSetting:
+    """Hyper-parameters of one of a paper's experiments, tied to the theorem whose conditions they should meet."""
+
+    id: str
+    paper: str
+    theorem: str
+    description: str
+    values: Mapping[str, float]
+    source: Source
+    topology: str | None = None
+    notes: str = ""
+    free: tuple[str, ...] = field(default=("L",))
+
+    def check(self, **constants) -> Check:
+        """The theorem's check at the setting's values plus the given constants."""
+        return get(self.theorem).check(**{**self.values, **constants})
+
+
+def violations(setting: ExperimentSetting, name: str = "L", **constants) -> list[dict]:
+    """For each condition that involves ``name``: the set of ``name`` values on which the setting violates it.
+
+    Other free symbols of a condition must be given in ``constants``; conditions that do not involve
+    ``name`` are decided directly (``holds`` True/False, or None when values are missing).
+    """
+    thm = get(setting.theorem)
+    var = thm.symbols[name]
+    x = var.symbol
+    known = {**setting.values, **constants}
+    known.pop(name, None)
+    subs = {thm.symbols[k].symbol: sp.nsimplify(float(v), rational=True) for k, v in known.items() if k in thm.symbols}
+    out = []
+    for cond in thm.conditions:
+        rel = cond.relation.subs(subs)
+        missing = sorted(str(s) for s in rel.free_symbols - {x})
+        entry = {"text": cond.text, "relation": sp.sstr(cond.relation), "missing": missing}
+        if missing:
+            entry.update(holds=None, violated_for=None)
+        elif x not in rel.free_symbols:
+            entry.update(holds=bool(rel), violated_for=None if bool(rel) else f"all {name}")
+        else:
+            ok = sp.solveset(rel, x, domain=var.interval())
+            bad = var.interval() - ok
+            entry.update(holds=None if bad != sp.EmptySet else True,
+                         violated_for=None if bad == sp.EmptySet else _interval_text(bad, name))
+        out.append(entry)
+    return out
+
+
+def _interval_text(region: sp.Set, name: str) -> str:
+    def num(v):
+        return "inf" if v in (sp.oo, -sp.oo) else f"{float(v):.4g}"
+
+    parts = []
+    for iv in region.args if isinstance(region, sp.Union) else [region]:
+        if isinstance(iv, sp.Interval):
+            lo = "(" if iv.left_open else "["
+            hi = ")" if iv.right_open else "]"
+            parts.append(f"{name} in {lo}{num(iv.start)}, {num(iv.end)}{hi}")
+        else:
+            parts.append(f"{name} in {iv}")
+    return " or ".join(parts)
