@@ -1,0 +1,211 @@
+"""Subcommands ``dfltheory bounds {list,show,verify,experiments}`` and ``dfltheory check``."""
+
+from __future__ import annotations
+
+import json
+import math
+
+
+def register(subparsers) -> None:
+    bounds = subparsers.add_parser("bounds", help="the catalog of theorems, corollaries and lemmas",
+                                   description="Browse the theorems of the five papers and verify their rates.")
+    sub = bounds.add_subparsers(dest="bounds_command", metavar="ACTION", required=True)
+
+    p = sub.add_parser("list", help="list theorem ids")
+    p.add_argument("--paper", help="only this paper (dfedsgpsm, dfedsam, dfedcata, dfedpgp, dfedadmm)")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.set_defaults(func=_list)
+
+    p = sub.add_parser("show", help="formula, conditions and provenance of one theorem")
+    p.add_argument("id")
+    p.add_argument("--latex", action="store_true", help="also print the bound in LaTeX")
+    p.set_defaults(func=_show)
+
+    p = sub.add_parser("verify", help="substitute each corollary's schedule into its theorem and compare rates")
+    p.add_argument("id", nargs="?", help="a corollary id or a paper name (default: every corollary)")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=_verify)
+
+    p = sub.add_parser("experiments", help="the papers' own experimental settings against their theorems")
+    p.add_argument("paper", nargs="?", help="one paper (default: all)")
+    p.add_argument("--free", default=None, help="the constant to solve for (default: each setting's own, L)")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=_experiments)
+
+    p = subparsers.add_parser(
+        "check", help="evaluate a bound and check hyper-parameters against its conditions",
+        description="Evaluate theorem ID at the given values and give a verdict on each of its conditions. "
+                    "Topology constants (lambda, psi, C, q, delta, m) can come from a named topology.")
+    p.add_argument("id", help="theorem id, e.g. dfedsam.thm4.1 (see `dfltheory bounds list`)")
+    p.add_argument("--set", nargs="+", default=[], metavar="NAME=VALUE", help="values, e.g. eta=0.01 K=5 T=1000")
+    p.add_argument("--topology", help="take topology constants from this topology (see `dfltheory topology`)")
+    p.add_argument("--n", type=int, help="number of clients of the topology")
+    p.add_argument("--weights", default="metropolis", help="mixing-weight rule of the topology")
+    p.add_argument("--seed", type=int, default=0, help="seed of random topologies")
+    p.add_argument("--solve", metavar="NAME", help="also print the admissible range of NAME given the others")
+    p.add_argument("--json", action="store_true", help="machine-readable output (stable keys, see docs)")
+    p.set_defaults(func=_check)
+
+
+def parse_assignments(items: list[str]) -> dict[str, float]:
+    """``['eta=0.1', 'K=5']`` -> ``{'eta': 0.1, 'K': 5.0}`` with a clear error for malformed items."""
+    out = {}
+    for item in items:
+        name, sep, value = item.partition("=")
+        if not sep or not name:
+            raise ValueError(f"--set expects NAME=VALUE items, got {item!r} (e.g. --set eta=0.01 K=5)")
+        try:
+            out[name.strip()] = float(value)
+        except ValueError:
+            raise ValueError(f"--set {name}: {value!r} is not a number") from None
+    return out
+
+
+def topology_values(theorem, topology: str, n: int | None, weights: str, seed: int, Q: int = 1) -> dict:
+    """Values of the theorem's topology symbols (those with a ``topology_key``) for a named topology."""
+    from dfltheory.topology import analyze
+
+    if n is None:
+        raise ValueError("--topology needs --n (the number of clients)")
+    report = analyze(topology, n, weights=weights, seed=seed, Q=Q)
+    out = {}
+    for var in theorem.variables:
+        if var.topology_key is None or var.name not in theorem.required + theorem.condition_symbols:
+            continue
+        value = report.get(var.topology_key)
+        if value is None:
+            raise ValueError(f"{theorem.id} needs {var.name} ({var.meaning}), which topology {topology!r} with "
+                             f"weights {weights!r} does not define (key {var.topology_key!r} is missing)")
+        out[var.name] = float(value)
+    return out, report
+
+
+def _list(args) -> int:
+    from dfltheory.bounds import get, ids
+
+    rows = [get(i) for i in ids(args.paper)]
+    if args.json:
+        print(json.dumps([{"id": t.id, "paper": t.paper, "kind": t.kind, "variant": t.variant,
+                           "tag": t.source.tag, "title": t.title, "quantity": t.quantity} for t in rows], indent=1))
+        return 0
+    for t in rows:
+        print(f"{t.id:<32} {t.kind:<11} {t.source.tag:<13} {t.title}")
+    return 0
+
+
+def _show(args) -> int:
+    from dfltheory.bounds import get
+
+    thm = get(args.id)
+    print(thm.describe())
+    if args.latex:
+        print("  latex: " + thm.latex())
+    return 0
+
+
+def _verify(args) -> int:
+    from dfltheory.bounds import PAPERS
+    from dfltheory.bounds.rates import verifiable, verify
+
+    if args.id is None or args.id in PAPERS:
+        todo = verifiable(args.id)
+    else:
+        todo = [args.id]
+    reports = [verify(i) for i in todo]
+    if args.json:
+        print(json.dumps([r.to_dict() for r in reports], indent=1))
+        return 0
+    for r in reports:
+        print(r.format())
+        print()
+    return 0
+
+
+def _experiments(args) -> int:
+    import importlib
+
+    from dfltheory.bounds import PAPERS
+    from dfltheory.bounds.settings import violations
+
+    papers = [args.paper] if args.paper else list(PAPERS)
+    out = []
+    for paper in papers:
+        if paper not in PAPERS:
+            raise ValueError(f"unknown paper {paper!r}; valid papers: {', '.join(PAPERS)}")
+        for setting in getattr(importlib.import_module(f"dfltheory.bounds.{paper}"), "EXPERIMENTS", ()):
+            name = args.free or setting.free[0]
+            out.append({"id": setting.id, "theorem": setting.theorem, "description": setting.description,
+                        "values": dict(setting.values), "free": name,
+                        "conditions": violations(setting, name)})
+    if args.json:
+        print(json.dumps(out, indent=1, default=str))
+        return 0
+    for s in out:
+        print(f"{s['id']}  ({s['theorem']}): {s['description']}")
+        print("  values: " + ", ".join(f"{k}={v:g}" for k, v in s["values"].items()))
+        for c in s["conditions"]:
+            if c["violated_for"]:
+                verdict = f"VIOLATED for {c['violated_for']}"
+            elif c["holds"] is None:
+                verdict = "undecided (needs " + ", ".join(c["missing"]) + ")"
+            else:
+                verdict = "holds" if c["holds"] else "VIOLATED"
+            print(f"    {c['relation']:<44} {verdict}   [{c['text']}]")
+        print()
+    return 0
+
+
+def _fmt(x) -> str:
+    return "inf" if isinstance(x, float) and math.isinf(x) else f"{x:.6g}"
+
+
+def _check(args) -> int:
+    from dfltheory.bounds import get
+
+    thm = get(args.id)
+    values = parse_assignments(args.set)
+    topo_report = None
+    if args.topology:
+        topo, topo_report = topology_values(thm, args.topology, args.n, args.weights, args.seed,
+                                            Q=int(values.get("Q", 1)))
+        clash = {k for k in topo if k in values and values[k] != topo[k]}
+        if clash:
+            raise ValueError(f"{sorted(clash)} given with --set and also by --topology {args.topology}; give one")
+        values.update(topo)
+    result = thm.check(**values)
+    solved = None
+    if args.solve:
+        others = {k: v for k, v in values.items() if k != args.solve}
+        region = thm.admissible(args.solve, **others)
+        solved = {"name": args.solve, "admissible": str(region),
+                  "largest": float(region.sup) if not region.is_empty else None,
+                  "smallest": float(region.inf) if not region.is_empty else None}
+    if args.json:
+        out = result.to_dict()
+        if topo_report is not None:
+            out["topology"] = {k: v for k, v in topo_report.items() if isinstance(v, (int, float, str, bool))}
+        if solved:
+            out["solve"] = solved
+        print(json.dumps(out, indent=1))
+        return 0
+    print(f"{thm.id}: {thm.title}")
+    print(f"  bounds {thm.quantity}" + ("  [O(.) taken with constants 1]" if thm.big_o else ""))
+    if args.topology:
+        print(f"  topology {args.topology}, n = {args.n}, weights {args.weights}: "
+              + ", ".join(f"{k} = {_fmt(v)}" for k, v in values.items() if k in topo))
+    print(f"  value: {_fmt(result.value)}" + (f"   ({result.infinite_reason})" if result.infinite_reason else ""))
+    for name, v in result.terms.items():
+        mark = "  <- dominant" if name == result.dominant_term else ""
+        print(f"    {name:>16} = {_fmt(v)}{mark}")
+    print("  conditions:")
+    for v in result.conditions:
+        if v.holds is None:
+            status, detail = "  ?  ", "undecidable: give " + ", ".join(v.missing) if v.missing else "undecidable"
+        else:
+            status = " ok  " if v.holds else "FAIL "
+            rel = f", {100 * v.relative_margin:+.3g}% of the threshold" if v.relative_margin is not None else ""
+            detail = f"margin {v.margin:+.4g}{rel}"
+        print(f"   [{status}] {v.relation:<44} {detail}   ({v.text})")
+    if solved:
+        print(f"  admissible {solved['name']}: {solved['admissible']}")
+    return 0 if result.ok else 1

@@ -1,0 +1,110 @@
+import math
+
+import numpy as np
+import pytest
+import sympy as sp
+
+from dfltheory.bounds import COMMON, Condition, DomainError, Source, Theorem
+
+P = dict(eta=0.01, K=5, T=100, L=2.0, lam=0.5, f0_minus_fstar=3.0, sigma_l=1.5)
+
+
+def by_hand(eta, K, T, L, lam, f0_minus_fstar, sigma_l):
+    return f0_minus_fstar / (eta * K * T) + eta * L * sigma_l**2 + eta**2 * L**2 * K**2 / (1 - lam) ** 2
+
+
+def test_evaluate_matches_hand_computation(toy):
+    assert toy.evaluate(**P) == pytest.approx(by_hand(**P), rel=1e-12)
+
+
+def test_terms_sum_to_bound_and_dominant_term(toy):
+    terms = toy.evaluate_terms(**P)
+    assert sum(terms.values()) == pytest.approx(toy.evaluate(**P))
+    assert toy.dominant_term(**P)[0] == "optimization"
+    assert toy.dominant_term(**{**P, "lam": 0.999})[0] == "consensus"
+
+
+def test_grid_evaluation_broadcasts(toy):
+    etas = np.linspace(1e-3, 2e-2, 7)[:, None]
+    lams = np.linspace(0, 0.9, 5)[None, :]
+    grid = toy.evaluate(**{**P, "eta": etas, "lam": lams})
+    assert grid.shape == (7, 5)
+    assert grid[3, 2] == pytest.approx(by_hand(**{**P, "eta": etas[3, 0], "lam": lams[0, 2]}))
+
+
+def test_check_verdicts_and_margins(toy):
+    ok = toy.check(**P)
+    assert ok.ok and [v.holds for v in ok.conditions] == [True, True]
+    assert ok.conditions[0].margin == pytest.approx(1 / 40 - 0.01)
+    assert ok.conditions[0].relative_margin == pytest.approx((1 / 40 - 0.01) * 40)
+    bad = toy.check(**{**P, "eta": 0.04})
+    assert [v.holds for v in bad.conditions] == [False, True]
+    assert bad.conditions[0].margin == pytest.approx(1 / 40 - 0.04)
+    assert len(bad.violated) == 1 and not bad.ok
+    d = bad.to_dict()
+    assert set(d) >= {"id", "value", "terms", "conditions"}
+    assert set(d["conditions"][0]) >= {"text", "holds", "margin"}
+
+
+def test_strict_condition_fails_at_equality(toy):
+    res = toy.check(**{**P, "eta": 0.05})  # eta K L = 0.5 exactly
+    assert res.conditions[1].holds is False and res.conditions[1].margin == pytest.approx(0)
+
+
+def test_lambda_one_is_documented_infinity(toy):
+    res = toy.check(**{**P, "lam": 1.0})
+    assert math.isinf(res.value) and "not connected" in res.infinite_reason
+    assert toy.evaluate(**{**P, "lam": np.array([0.5, 1.0])})[1] == math.inf
+
+
+@pytest.mark.parametrize("name,value,match", [
+    ("lam", 1.2, "lam = 1.2 is outside its domain"),
+    ("eta", 0.0, "eta = 0 is outside"),
+    ("eta", -0.1, "eta = -0.1 is outside"),
+    ("K", 0, "K = 0 is outside"),
+    ("K", 2.5, "give an integer"),
+])
+def test_domain_errors_name_symbol_and_fix(toy, name, value, match):
+    with pytest.raises(DomainError, match=match):
+        toy.evaluate(**{**P, name: value})
+
+
+def test_unknown_and_missing_symbols_are_listed(toy):
+    with pytest.raises(KeyError, match=r"unknown symbol\(s\) \['etaa'\].*valid symbols are .*eta \(local"):
+        toy.evaluate(**P, etaa=1)
+    with pytest.raises(KeyError, match=r"missing value\(s\) for \['T'\]"):
+        toy.evaluate(**{k: v for k, v in P.items() if k != "T"})
+
+
+def test_largest_admissible_step_size(toy):
+    others = {k: v for k, v in P.items() if k != "eta"}
+    assert toy.largest("eta", **others) == pytest.approx(1 / 40)
+    assert toy.admissible("eta", **others).contains(sp.Rational(1, 40)) == sp.true
+    with pytest.raises(KeyError, match="give values for"):
+        toy.admissible("eta", K=5)
+
+
+def test_undeclared_symbol_is_rejected_at_construction():
+    x = sp.Symbol("x", positive=True)
+    with pytest.raises(ValueError, match=r"symbols \['x'\] are used but not declared"):
+        Theorem(id="bad.thm", paper="bad", kind="theorem", title="", quantity="", terms={"a": x},
+                variables=(COMMON["eta"],), source=Source("0", "L0"))
+
+
+def test_bad_provenance_tag_and_kind():
+    with pytest.raises(ValueError, match="unknown provenance tag"):
+        Source("0", "L0", tag="GUESS")
+    with pytest.raises(ValueError, match="kind"):
+        Theorem(id="b", paper="b", kind="conjecture", title="", quantity="", terms={"a": COMMON["eta"].symbol},
+                variables=(COMMON["eta"],), source=Source("0", "L0"))
+
+
+def test_condition_must_be_an_inequality():
+    eta = COMMON["eta"].symbol
+    with pytest.raises(TypeError, match="inequality"):
+        Condition(sp.Eq(eta, 1), "eq").margin
+
+
+def test_describe_mentions_source_and_conditions(toy):
+    text = toy.describe()
+    assert "seed 999 L1-2, eq. (1)" in text and "step size" in text and "[SEED]" in text
