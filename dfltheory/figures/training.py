@@ -1,0 +1,51 @@
+"""Predicted rate against measured training: a theorem's bound over the horizon T next to the running
+minimum of the quantity it bounds."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+
+import numpy as np
+
+from dfltheory.bounds import Theorem, get
+from dfltheory.figures.bounds import _axes
+
+
+def read_metrics(path: str | Path) -> list[dict]:
+    """The rows of a run's ``metrics.jsonl``."""
+    with open(path) as fh:
+        return [json.loads(line) for line in fh if line.strip()]
+
+
+def running_min(rows: Iterable[Mapping], key: str) -> tuple[np.ndarray, np.ndarray]:
+    """Rounds (1-based) and the running minimum of ``key`` over them: min_{t <= T} of the measured quantity."""
+    pts = [(int(r["round"]), float(r[key])) for r in rows if key in r and r[key] is not None]
+    if not pts:
+        raise ValueError(f"no measurement {key!r} in the metrics; measured keys: "
+                         f"{sorted({k for r in rows for k in r})}")
+    rounds, vals = map(np.asarray, zip(*sorted(pts)))
+    return rounds + 1 if rounds.min() == 0 else rounds, np.minimum.accumulate(vals)
+
+
+def plot_predicted_vs_measured(rows, theorem: str | Theorem, values: Mapping[str, float],
+                               key: str = "grad_norm_sq", label: str | None = None, ax=None):
+    """Measured ``min_{t<=T} key`` of a run and the theorem's bound at horizon T, on log-log axes.
+
+    ``values`` holds every symbol of the bound except T (the horizon is the x axis).
+    """
+    ax = _axes(ax)
+    thm = get(theorem) if isinstance(theorem, str) else theorem
+    if isinstance(rows, (str, Path)):
+        rows = read_metrics(rows)
+    rounds, measured = running_min(rows, key)
+    predicted = thm.evaluate(**{k: v for k, v in values.items() if k != "T"}, T=rounds.astype(float))
+    ax.plot(rounds, measured, "o-", ms=3, label=label or f"measured min_t {key}")
+    ax.plot(rounds, predicted, "k--", label=f"{thm.id} bound")
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("rounds T")
+    ax.set_ylabel(key.replace("_", " "))
+    ax.legend(fontsize="small")
+    return ax
