@@ -28,6 +28,9 @@ __all__ = ["Piece", "RateReport", "verify", "leading", "TOPOLOGY_SYMBOLS"]
 #: Names of symbols through which a topology enters a bound.
 TOPOLOGY_SYMBOLS = frozenset({"lam", "psi", "q", "C", "delta", "Delta", "D", "Bw", "a", "lam_sgp"})
 
+#: Constants of the schedules themselves (eta = c/..., rho = r/...): a stated O(.) hides them.
+SCHEDULE_CONSTANTS = frozenset({"c", "r"})
+
 _s = sp.Symbol("s_lead", positive=True)
 
 
@@ -165,10 +168,17 @@ def _findings(derived: list[Piece], stated: list[Piece]) -> list[str]:
         out.append(f"looser than needed: the corollary states O({_order_text(rs)}) but the theorem gives "
                    f"O({_order_text(rd)})")
     for d in derived:
-        if not any(_dominates(s, d) for s in stated):
+        covering = [s for s in stated if _dominates(s, d)]
+        if not covering:
             k = "" if d.K_exp is None else f" K^{sp.sstr(d.K_exp)}"
             out.append(f"dropped: the theorem's '{d.term}' term has a piece of order{k} {_order_text(d.T_exp)} "
                        f"that no stated term covers: {sp.sstr(d.coef)}")
+            continue
+        mentioned = set().union(*(s.symbols for s in covering)) | SCHEDULE_CONSTANTS
+        absent = sorted(d.symbols - mentioned)
+        if absent:
+            out.append(f"constants differ: the theorem's '{d.term}' piece of order {_order_text(d.T_exp)} involves "
+                       f"{', '.join(absent)}, which no stated term of that order or slower mentions")
     topo_d = [p.T_exp for p in derived if p.topology]
     topo_s = [p.T_exp for p in stated if p.topology]
     if topo_d and topo_s and max(topo_d) > max(topo_s):

@@ -103,7 +103,7 @@ COMMON: dict[str, Var] = {
         _v("K", "number of local steps per round", low=1, low_open=False, integer=True),
         _v("T", "number of communication rounds", low=1, low_open=False, integer=True),
         _v("L", "smoothness constant (Assumption: L-smooth local losses)"),
-        _v("rho", "SAM perturbation radius", latex=r"\rho"),
+        _v("rho", "SAM perturbation radius (rho = 0 is plain SGD)", low=0, low_open=False, latex=r"\rho"),
         _v("sigma_l", "local stochastic-gradient standard deviation", low=0, low_open=False, latex=r"\sigma_l"),
         _v("sigma_g", "global heterogeneity (gradient dissimilarity)", low=0, low_open=False, latex=r"\sigma_g"),
         _v("B", "uniform bound on the gradient norm", low=0, low_open=False),

@@ -76,6 +76,12 @@ class Condition:
     text: str
     source: Source | None = None
 
+    def __post_init__(self):
+        if isinstance(self.relation, sp.logic.boolalg.BooleanAtom):
+            raise ValueError(
+                f"condition {self.text!r} is trivially {self.relation} under the symbols' positivity assumptions; "
+                "build it with evaluate=False (e.g. sp.StrictGreaterThan(alpha, 0, evaluate=False)) or drop it")
+
     @property
     def strict(self) -> bool:
         return isinstance(self.relation, (sp.StrictLessThan, sp.StrictGreaterThan))

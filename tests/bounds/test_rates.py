@@ -32,3 +32,10 @@ def test_verify_flags_a_slower_theorem(toy, toy_corollary):
     rep = verify(fast_claim, parent=toy)
     assert any(f.startswith("slower than stated") for f in rep.findings)
     assert any(f.startswith("dropped") for f in rep.findings)
+
+
+def test_verify_reports_constants_the_statement_hides(toy, toy_corollary):
+    rep = verify(toy_corollary, parent=toy)
+    # the noise piece c L sigma_l^2/sqrt(KT) is covered in order by D/sqrt(KT), but sigma_l is hidden
+    hidden = [f for f in rep.findings if f.startswith("constants differ") and "'noise'" in f]
+    assert hidden and "sigma_l" in hidden[0]
