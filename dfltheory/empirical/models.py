@@ -1,0 +1,157 @@
+"""Models of the papers' experiments, built to run under torch.func.functional_call + vmap.
+
+vmap over stacked client parameters needs models without running statistics, so every normalisation is
+GroupNorm, never BatchNorm (the papers' ResNet-18 already swaps BatchNorm for GroupNorm: dfedadmm.md §8,
+dfedsam.md §8, dfedpgp.md §8, dfedsgpsm.md §8; dfedcata.md §8 names GroupNorm(2) in the authors' code; we do
+the same in VGG-11), and no model has dropout or buffers.
+
+* ``linear``: x -> W x, no bias (regression; with ``synthetic-quadratic`` the weight is the x of the constants).
+* ``logreg``: multinomial logistic regression, one affine layer.
+* ``mlp``: 200-200 hidden ReLU layers ("mnist_2NN", dfedadmm.md §8, dfedsgpsm.md §8).
+* ``cnn``: conv(C->64, 5) -> maxpool 2 -> conv(64->64, 5) -> maxpool 2 -> FC 384 -> FC 192 -> FC classes
+  (dfedadmm.md §8, dfedsgpsm.md §8, dfedcata.md §8 "LeNet"). Inputs smaller than 16 pixels (digits, 8x8) get
+  'same' padding so that both pools fit.
+* ``vgg11``: VGG-11 convolution stack (Simonyan & Zisserman 2014) with GroupNorm and a 512-512-classes head
+  (dfedsam.md §8, CIFAR-10); pools that would shrink a side below 1 are skipped.
+* ``resnet18``: CIFAR ResNet-18 (3x3 stem, no stem pool, BasicBlocks [2, 2, 2, 2]) with GroupNorm
+  (dfedadmm.md §8, dfedsam.md §8, dfedpgp.md §8).
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+MODELS = ("linear", "logreg", "mlp", "cnn", "vgg11", "resnet18")
+_VGG11 = (64, "M", 128, "M", 256, 256, "M", 512, 512, "M", 512, 512, "M")
+
+
+def _image_shape(name, input_shape):
+    if len(input_shape) != 3:
+        raise ValueError(f"model {name!r} needs image input (C, H, W), got input_shape {tuple(input_shape)}; "
+                         "use 'logreg', 'mlp' or 'linear' for vector data")
+    return tuple(int(s) for s in input_shape)
+
+
+def _cnn(input_shape, num_classes):
+    c, h, w = _image_shape("cnn", input_shape)
+    pad = 0 if min(h, w) >= 16 else 2
+    for _ in range(2):
+        h, w = (h + 2 * pad - 4) // 2, (w + 2 * pad - 4) // 2
+    return nn.Sequential(
+        nn.Conv2d(c, 64, 5, padding=pad), nn.ReLU(), nn.MaxPool2d(2, 2),
+        nn.Conv2d(64, 64, 5, padding=pad), nn.ReLU(), nn.MaxPool2d(2, 2),
+        nn.Flatten(),
+        nn.Linear(64 * h * w, 384), nn.ReLU(),
+        nn.Linear(384, 192), nn.ReLU(),
+        nn.Linear(192, num_classes),
+    )
+
+
+def _vgg11(input_shape, num_classes, groups):
+    c, h, w = _image_shape("vgg11", input_shape)
+    layers = []
+    for v in _VGG11:
+        if v == "M":
+            if min(h, w) >= 2:
+                layers.append(nn.MaxPool2d(2, 2))
+                h, w = h // 2, w // 2
+        else:
+            layers += [nn.Conv2d(c, v, 3, padding=1), nn.GroupNorm(groups, v), nn.ReLU()]
+            c = v
+    return nn.Sequential(
+        *layers, nn.AdaptiveAvgPool2d(1), nn.Flatten(),
+        nn.Linear(512, 512), nn.ReLU(),
+        nn.Linear(512, 512), nn.ReLU(),
+        nn.Linear(512, num_classes),
+    )
+
+
+class _BasicBlock(nn.Module):
+    def __init__(self, c_in, c_out, stride, groups):
+        super().__init__()
+        self.conv1 = nn.Conv2d(c_in, c_out, 3, stride, 1, bias=False)
+        self.gn1 = nn.GroupNorm(groups, c_out)
+        self.conv2 = nn.Conv2d(c_out, c_out, 3, 1, 1, bias=False)
+        self.gn2 = nn.GroupNorm(groups, c_out)
+        self.shortcut = nn.Sequential()
+        if stride != 1 or c_in != c_out:
+            self.shortcut = nn.Sequential(nn.Conv2d(c_in, c_out, 1, stride, bias=False), nn.GroupNorm(groups, c_out))
+
+    def forward(self, x):
+        out = F.relu(self.gn1(self.conv1(x)))
+        return F.relu(self.gn2(self.conv2(out)) + self.shortcut(x))
+
+
+class ResNet18(nn.Module):
+    """CIFAR ResNet-18 (He et al. 2016) with GroupNorm(groups, C) in place of every BatchNorm."""
+
+    def __init__(self, input_shape, num_classes, groups=2):
+        super().__init__()
+        c = _image_shape("resnet18", input_shape)[0]
+        self.stem = nn.Sequential(nn.Conv2d(c, 64, 3, 1, 1, bias=False), nn.GroupNorm(groups, 64), nn.ReLU())
+        blocks, c_in = [], 64
+        for c_out, stride in ((64, 1), (128, 2), (256, 2), (512, 2)):
+            blocks += [_BasicBlock(c_in, c_out, stride, groups), _BasicBlock(c_out, c_out, 1, groups)]
+            c_in = c_out
+        self.layers = nn.Sequential(*blocks)
+        self.head = nn.Linear(512, num_classes)
+
+    def forward(self, x):
+        x = self.layers(self.stem(x))
+        return self.head(torch.flatten(F.adaptive_avg_pool2d(x, 1), 1))
+
+
+def make_model(name, input_shape, num_classes, hidden=200, groups=2) -> nn.Module:
+    """Build model ``name`` for inputs of shape ``input_shape`` (without batch axis) and ``num_classes`` outputs.
+
+    ``hidden`` sets the MLP width, ``groups`` the GroupNorm group count (VGG-11, ResNet-18; must divide 64).
+    For ``linear`` (regression) ``num_classes`` is the output dimension (1 for the synthetic quadratic).
+    """
+    if name not in MODELS:
+        raise ValueError(f"unknown model {name!r}; valid models: {', '.join(MODELS)}")
+    input_shape = tuple(int(s) for s in input_shape)
+    if int(num_classes) != num_classes or num_classes < 1:
+        raise ValueError(f"num_classes must be a positive integer, got {num_classes!r}")
+    if name in ("vgg11", "resnet18") and (int(groups) != groups or groups < 1 or 64 % groups):
+        raise ValueError(f"groups must be a positive divisor of 64 for GroupNorm, got {groups!r}")
+    d = math.prod(input_shape)
+    if name == "linear":
+        return nn.Sequential(nn.Flatten(), nn.Linear(d, num_classes, bias=False))
+    if name == "logreg":
+        return nn.Sequential(nn.Flatten(), nn.Linear(d, num_classes))
+    if name == "mlp":
+        return nn.Sequential(nn.Flatten(), nn.Linear(d, hidden), nn.ReLU(), nn.Linear(hidden, hidden), nn.ReLU(),
+                             nn.Linear(hidden, num_classes))
+    if name == "cnn":
+        return _cnn(input_shape, num_classes)
+    if name == "vgg11":
+        return _vgg11(input_shape, num_classes, groups)
+    return ResNet18(input_shape, num_classes, groups)
+
+
+def _cross_entropy(logits, y):
+    return F.cross_entropy(logits, y)
+
+
+def _half_mse(pred, y):
+    if pred.ndim == y.ndim + 1 and pred.shape[-1] == 1:
+        pred = pred.squeeze(-1)
+    if pred.shape != y.shape:
+        raise ValueError(f"prediction shape {tuple(pred.shape)} does not match target shape {tuple(y.shape)}")
+    return 0.5 * torch.mean((pred - y) ** 2)
+
+
+def loss_fn(task):
+    """Mean cross-entropy for 'classification'; 0.5 * mean squared error for 'regression'.
+
+    The regression loss on client i's data is f_i(x) = 1/(2 n_i) ||A_i x - b_i||^2, the synthetic quadratic.
+    """
+    if task == "classification":
+        return _cross_entropy
+    if task == "regression":
+        return _half_mse
+    raise ValueError(f"unknown task {task!r}; valid tasks: classification, regression")
