@@ -1,0 +1,1 @@
+"""Public test helpers: hypothesis strategies for graphs and mixing matrices (:mod:`dfltheory.testing.strategies`)."""

@@ -1,0 +1,148 @@
+"""``dfltheory topology``: print every topology constant, or compare topologies in one table.
+
+    dfltheory topology NAME --n N [--weights RULE] [--seed S] [--Q Q] [--horizon T] [--json]
+    dfltheory topology compare NAME... --n N [...]
+    dfltheory topology list
+
+A NAME may carry parameters: ``watts-strogatz:k=8,p=0.02``, ``random:k=10,direction=in``. ``--weights default``
+(the default) uses each topology's own rule (metropolis for undirected graphs, push-sum for directed ones,
+the code's uniform rule for the code-* lists). JSON output writes infinities as the string "inf".
+"""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+
+from dfltheory.topology.core import KEYS, NAMES, REGISTRY, analyze
+from dfltheory.topology.weights import RULES
+
+TABLE = (("topology", "topology", "s"), ("weights", "weights", "s"), ("lambda", "lambda", ".6f"),
+         ("lambda_mean", "lam_mean", ".6f"),
+         ("spectral_gap", "gap", ".3e"), ("sigma_2", "sigma_2", ".6f"), ("lambda_2", "lambda_2", ".6f"),
+         ("lambda_min", "lambda_min", ".6f"), ("symmetric", "sym", "b"), ("doubly_stochastic", "DS", "b"),
+         ("Phi", "Phi(Q)", ".4g"), ("D", "D", "g"), ("B", "B", "g"), ("Delta", "Delta", "g"),
+         ("delta", "delta", ".4f"), ("q_measured", "q_meas", ".4f"), ("one_minus_q", "1-q_SGP", ".3e"))
+
+
+def parse_spec(text: str) -> tuple[str, dict]:
+    """'name:key=value,key=value' -> (name, params); values become int, float, or stay strings."""
+    name, _, rest = text.partition(":")
+    params = {}
+    for item in filter(None, rest.split(",")):
+        key, eq, value = item.partition("=")
+        if not eq:
+            raise ValueError(f"bad parameter {item!r} in {text!r}; write NAME:key=value,key=value")
+        for cast in (int, float):
+            try:
+                params[key] = cast(value)
+                break
+            except ValueError:
+                continue
+        else:
+            params[key] = value
+    return name, params
+
+
+def _fmt(value, spec: str) -> str:
+    if value is None:
+        return "-"
+    if spec == "b":
+        return "yes" if value else "no"
+    if spec == "s":
+        return str(value)
+    if isinstance(value, float) and math.isinf(value):
+        return "inf"
+    return format(value, spec)
+
+
+def _jsonable(value):
+    if isinstance(value, np.ndarray):
+        return _jsonable(value.tolist())
+    if isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, float) and math.isinf(value):
+        return "inf" if value > 0 else "-inf"
+    if isinstance(value, dict):
+        return {k: _jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v) for v in value]
+    return value
+
+
+def _run_one(spec: str, args) -> dict:
+    name, params = parse_spec(spec)
+    return analyze(name, args.n, weights=args.weights, seed=args.seed, Q=args.Q, horizon=args.horizon,
+                   d=args.d, K_u=args.K_u, **params)
+
+
+def _print_one(r: dict) -> None:
+    for key in KEYS:
+        if key == "notes":
+            continue
+        value = r[key]
+        text = _fmt(value, "s") if not isinstance(value, float) else _fmt(value, ".10g")
+        print(f"{key:28s} {text}")
+    for key, note in r["notes"].items():
+        print(f"note[{key}]: {note}")
+
+
+def _print_table(rows: list[dict]) -> None:
+    def cell(r, key, spec):
+        if key == "one_minus_q" and r.get("vacuous") and r.get("q") == math.inf:
+            return "void"  # n D^(-E) >= 1: the lemma gives no q at all
+        return _fmt(r[key], spec)
+
+    cells = [[head for _, head, _ in TABLE]] + [[cell(r, k, s) for k, _, s in TABLE] for r in rows]
+    widths = [max(len(row[i]) for row in cells) for i in range(len(TABLE))]
+    for j, row in enumerate(cells):
+        print("  ".join(c.rjust(w) if i > 1 else c.ljust(w) for i, (c, w) in enumerate(zip(row, widths))))
+        if j == 0:
+            print("  ".join("-" * w for w in widths))
+
+
+def run(args) -> int:
+    names = list(args.names)
+    if names == ["list"]:
+        for name in NAMES:
+            print(f"{name:22s} default weights {REGISTRY[name].default_weights:10s} {REGISTRY[name].source}")
+        print("weight rules: " + ", ".join(RULES) + ", default")
+        return 0
+    if names[0] == "compare":
+        if len(names) < 2:
+            raise ValueError("compare needs at least one topology: dfltheory topology compare ring exponential --n 100")
+        rows = [_run_one(s, args) for s in names[1:]]
+        if args.json:
+            print(json.dumps([_jsonable(r) for r in rows], indent=1))
+        else:
+            print(f"n = {args.n}, Q = {args.Q}, seed = {args.seed}, horizon = {args.horizon} "
+                  "(time-varying: lambda = max over rounds)")
+            _print_table(rows)
+        return 0
+    if len(names) != 1:
+        raise ValueError("give one topology, or 'compare NAME...' for a table")
+    r = _run_one(names[0], args)
+    if args.json:
+        print(json.dumps(_jsonable(r), indent=1))
+    else:
+        _print_one(r)
+    return 0
+
+
+def register(subparsers) -> None:
+    """Add the ``topology`` subcommand."""
+    p = subparsers.add_parser("topology", help="topology constants (lambda, psi, Phi, push-sum C, q, delta, ...)",
+                              description=__doc__.split("\n\n")[0] + " Topologies: " + ", ".join(NAMES) + ".")
+    p.add_argument("names", nargs="+", metavar="NAME",
+                   help="a topology (NAME or NAME:key=value,...), 'compare NAME...', or 'list'")
+    p.add_argument("--n", type=int, required=False, default=100, help="number of clients (default 100)")
+    p.add_argument("--weights", default="default", help=f"weight rule: {', '.join(RULES)} or default")
+    p.add_argument("--seed", type=int, default=0, help="seed of random topologies (default 0)")
+    p.add_argument("--Q", type=int, default=1, help="gossip steps per round for lambda^Q and Phi (default 1)")
+    p.add_argument("--horizon", type=int, default=50, help="rounds analysed for time-varying/push-sum (default 50)")
+    p.add_argument("--d", type=float, default=1.0, help="model dimension in the SGP bound on C (default 1)")
+    p.add_argument("--K-u", dest="K_u", type=int, default=1, help="K_u of seed 003's q (default 1)")
+    p.add_argument("--json", action="store_true", help="print the JSON dict (stable keys, see docs/topology.md)")
+    p.set_defaults(func=run)

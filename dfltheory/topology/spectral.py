@@ -1,0 +1,217 @@
+"""Spectral constants of mixing matrices, with three computation paths that agree where they overlap.
+
+Definitions (cited):
+
+* lambda := max{|lambda_2(W)|, |lambda_m(W)|}, spectral gap 1 - lambda (Definition 1 of seed 001, L100, quoted from
+  Sun, Li & Wang 2022; dfedsam.md §5.1). With the algebraic ordering 1 = lambda_1 >= lambda_2 >= ... >= lambda_m this
+  is the second largest eigenvalue modulus (SLEM) of W.
+* psi: the same object in seed 004 (Definition 1, L139; dfedadmm.md §5.1), defined only for a W that satisfies
+  Definition 1 (symmetric).
+* lambda^Q: the contraction of Q gossip steps (seed 001 Lemma E.3, L431-473; dfedsam.md §5.3). For symmetric W,
+  lambda(W^Q) = lambda(W)^Q exactly.
+* Phi(lambda, m, Q) = (lambda^Q + 1)/((1 - lambda)^2 m^(2(Q-1))) + (lambda^Q + 1)/(1 - lambda^Q)^2, eq. (6) of
+  seed 001 (L118-120).
+* For a non-symmetric W: the SLEM of W (eigenvalues ordered by modulus, the Perron eigenvalue 1 removed once)
+  and sigma_2 := ||W - 11^T/n||_2, the largest singular value of the mean-removed matrix (equal to the second
+  singular value of W when W is doubly stochastic; the "code ||W - P||_2" column of dfedcata.md §7).
+
+Paths: circulant matrices through the FFT (O(n log n)), sparse symmetric matrices through Lanczos on the deflated
+operator W - 11^T/n (scipy.sparse.linalg.eigsh), everything else dense (numpy.linalg). A disconnected graph gives
+lambda = 1 and a zero gap; every quantity that divides by the gap is then float('inf'), never NaN.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+
+import numpy as np
+import scipy.sparse as sp
+import scipy.sparse.linalg as spla
+
+DENSE_MAX_N = 2000  # above this, symmetric sparse matrices go through Lanczos in "auto" mode
+
+
+@dataclass(frozen=True)
+class Spectrum:
+    """Spectral summary of one mixing matrix."""
+
+    lam: float          # SLEM: lambda of Definition 1 (seed 001 L100) / psi (seed 004 L139)
+    lambda_2: float     # second largest eigenvalue (real part for a non-symmetric W)
+    lambda_min: float   # smallest eigenvalue (real part for a non-symmetric W)
+    sigma_2: float      # ||W - 11^T/n||_2
+    symmetric: bool
+    method: str         # 'fft', 'lanczos' or 'dense'
+
+    @property
+    def spectral_gap(self) -> float:
+        return 1.0 - self.lam
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+def check_matrix(W, allow_negative: bool = False):
+    """Reject what no mixing matrix can be: not square, non-finite entries, negative entries."""
+    if sp.issparse(W):
+        W = sp.csr_array(W, dtype=float)
+        data = W.data
+    else:
+        W = np.asarray(W, dtype=float)
+        data = W
+    if W.ndim != 2 or W.shape[0] != W.shape[1]:
+        raise ValueError(f"a mixing matrix must be square (n x n), got shape {W.shape}")
+    if W.shape[0] < 2:
+        raise ValueError(f"a mixing matrix needs n >= 2 clients, got n={W.shape[0]}")
+    if not np.all(np.isfinite(data)):
+        raise ValueError("the mixing matrix has NaN or infinite entries; fix the weights before analysing them")
+    if not allow_negative and data.size and data.min() < 0:
+        raise ValueError(f"the mixing matrix has negative entries (min {data.min():.3g}); mixing weights must be "
+                         ">= 0 (pass check=False to analyse a signed matrix anyway)")
+    return W
+
+
+def is_symmetric(W, atol: float = 1e-12) -> bool:
+    if sp.issparse(W):
+        D = (W - W.T)
+        return D.nnz == 0 or float(np.abs(D.data).max()) <= atol
+    return bool(np.allclose(W, W.T, atol=atol, rtol=0))
+
+
+def _slem_from_eigs(ev: np.ndarray) -> tuple[float, float, float]:
+    """(SLEM, lambda_2, lambda_min) from all eigenvalues: drop the one closest to 1 (the Perron eigenvalue)."""
+    ev = np.asarray(ev)
+    top = int(np.argmin(np.abs(ev - 1.0)))
+    rest = np.delete(ev, top)
+    return _clip(float(np.max(np.abs(rest)))), float(np.max(rest.real)), float(np.min(ev.real))
+
+
+def _clip(lam: float) -> float:
+    """A stochastic matrix has no eigenvalue of modulus > 1: round-off above 1 (repeated eigenvalue 1 of a
+    disconnected graph) is clipped to exactly 1, so the gap is exactly 0 and never slightly negative."""
+    return 1.0 if 1.0 < lam <= 1.0 + 1e-9 else lam
+
+
+def dense_spectrum(W) -> Spectrum:
+    """All eigenvalues with numpy (eigvalsh for symmetric W, eigvals otherwise) and sigma_2 by SVD."""
+    W = W.toarray() if sp.issparse(W) else np.asarray(W, dtype=float)
+    n = W.shape[0]
+    sym = is_symmetric(W)
+    ev = np.linalg.eigvalsh((W + W.T) / 2) if sym else np.linalg.eigvals(W)
+    lam, l2, lmin = _slem_from_eigs(ev)
+    M = W - 1.0 / n
+    sigma2 = lam if sym else float(np.sqrt(max(np.linalg.eigvalsh(M.T @ M)[-1], 0.0)))
+    return Spectrum(lam, l2, lmin, sigma2, sym, "dense")
+
+
+def lanczos_spectrum(W, tol: float = 1e-8) -> Spectrum:
+    """Symmetric W through Lanczos on the deflated operator W - 11^T/n (removes the eigenvalue of 1 = W 1).
+
+    lambda_2 = largest algebraic eigenvalue of W - 11^T/n, lambda_min = smallest algebraic eigenvalue of W, and
+    SLEM = max(|lambda_2|, |lambda_min|) (= sigma_2 for symmetric W). Requires W 1 = 1 (checked). Two Lanczos runs
+    (ARPACK, relative tolerance 1e-8); a clustered top of the spectrum (small-world graphs) makes the first one the slow one."""
+    W = sp.csr_array(W, dtype=float)
+    n = W.shape[0]
+    if not is_symmetric(W):
+        raise ValueError("the Lanczos path needs a symmetric W; use the dense path for a non-symmetric matrix")
+    if np.max(np.abs(W @ np.ones(n) - 1.0)) > 1e-9:
+        raise ValueError("the Lanczos path deflates the eigenvector 1 and needs W 1 = 1 (row-stochastic W)")
+    op = spla.LinearOperator((n, n), matvec=lambda x: W @ x - x.sum(axis=0) / n, dtype=float)
+    v0 = np.random.default_rng(0).standard_normal(n)
+    v0 -= v0.mean()
+    l2 = float(spla.eigsh(op, k=1, which="LA", tol=tol, v0=v0, return_eigenvectors=False)[0])
+    lmin = float(spla.eigsh(W, k=1, which="SA", tol=tol, v0=v0, return_eigenvectors=False)[0])
+    lam = _clip(max(abs(l2), abs(lmin)))
+    return Spectrum(lam, l2, lmin, lam, True, "lanczos")
+
+
+def circulant_first_row(n: int, offsets, self_weight: float, weight: float) -> np.ndarray:
+    """First row c of the circulant W with W[i, j] = c[(j - i) mod n], for edges i -> i + o (W[i+o, i] = weight)."""
+    c = np.zeros(n)
+    c[0] = self_weight
+    for o in {int(o) % n for o in offsets} - {0}:
+        c[(-o) % n] += weight
+    return c
+
+
+def circulant_spectrum(c) -> Spectrum:
+    """Spectrum of the circulant matrix with first row c: eigenvalues are the DFT of c (k = 0 is sum(c) = 1).
+
+    Circulant matrices are normal, so singular values are the eigenvalue moduli and sigma_2 = SLEM."""
+    c = np.asarray(c, dtype=float)
+    ev = np.fft.fft(c)
+    rest = ev[1:]
+    sym = bool(np.allclose(c[1:], c[1:][::-1], atol=1e-15))
+    lam = _clip(float(np.max(np.abs(rest))))
+    return Spectrum(lam, float(np.max(rest.real)), float(np.min(ev.real)), lam, sym, "fft")
+
+
+def circulant_matrix(c) -> np.ndarray:
+    """Dense circulant matrix W[i, j] = c[(j - i) mod n] (for tests and small n)."""
+    c = np.asarray(c, dtype=float)
+    n = c.size
+    idx = (np.arange(n)[None, :] - np.arange(n)[:, None]) % n
+    return c[idx]
+
+
+def spectrum(W, method: str = "auto", check: bool = True) -> Spectrum:
+    """Spectral summary of a user-given mixing matrix (dense or scipy.sparse).
+
+    method: 'auto' (Lanczos for sparse symmetric matrices with n > DENSE_MAX_N, dense otherwise), 'dense' or
+    'lanczos'. Circulant matrices given by their first row go through :func:`circulant_spectrum`."""
+    W = check_matrix(W, allow_negative=not check)
+    if method not in ("auto", "dense", "lanczos"):
+        raise ValueError(f"method must be 'auto', 'dense' or 'lanczos', got {method!r}")
+    n = W.shape[0]
+    if method == "lanczos" or (method == "auto" and sp.issparse(W) and n > DENSE_MAX_N and is_symmetric(W)):
+        return lanczos_spectrum(W)
+    if n > 20000:
+        raise ValueError(f"n={n} is too large for the dense path; pass a sparse symmetric matrix (Lanczos) or use a "
+                         "circulant topology (FFT)")
+    return dense_spectrum(W)
+
+
+def lam(W, method: str = "auto") -> float:
+    """lambda = max{|lambda_2(W)|, |lambda_m(W)|} (seed 001 Definition 1, L100): the SLEM of W."""
+    return spectrum(W, method=method).lam
+
+
+def sigma_2(W) -> float:
+    """||W - 11^T/n||_2 (dense)."""
+    W = check_matrix(W)
+    W = W.toarray() if sp.issparse(W) else W
+    return float(np.linalg.norm(W - 1.0 / W.shape[0], 2))
+
+
+def spectral_gap(W, method: str = "auto") -> float:
+    """1 - lambda (0 for a disconnected graph)."""
+    return 1.0 - lam(W, method=method)
+
+
+def _check_lam(lam_value: float) -> float:
+    lam_value = float(lam_value)
+    if not np.isfinite(lam_value) or lam_value < 0:
+        raise ValueError(f"lambda must be a finite number >= 0, got {lam_value!r}")
+    return lam_value
+
+
+def lambda_q(lam_value: float, Q: int = 1) -> float:
+    """lambda^Q: contraction of Q gossip steps with a symmetric W (seed 001 L431-473)."""
+    if isinstance(Q, bool) or not isinstance(Q, (int, np.integer)) or Q < 1:
+        raise ValueError(f"Q (gossip steps per round) must be an integer >= 1, got {Q!r}")
+    return _check_lam(lam_value) ** int(Q)
+
+
+def phi(lam_value: float, m: int, Q: int = 1) -> float:
+    """Phi(lambda, m, Q) of seed 001 eq. (6), L118-120 (dfedsam.md §5.3); float('inf') when lambda >= 1."""
+    lq = lambda_q(lam_value, Q)
+    if m < 1:
+        raise ValueError(f"m (number of clients) must be >= 1, got {m}")
+    if lam_value >= 1.0:
+        return float("inf")
+    return (lq + 1) / ((1 - lam_value) ** 2 * float(m) ** (2 * (Q - 1))) + (lq + 1) / (1 - lq) ** 2
+
+
+def phi_e2(lam_value: float) -> float:
+    """1/(1 - lambda)^2: the consensus factor of seed 001 Lemma E.2 (L377) and seed 004 Lemma 8; inf at lambda = 1."""
+    lam_value = _check_lam(lam_value)
+    return float("inf") if lam_value >= 1.0 else 1.0 / (1.0 - lam_value) ** 2
