@@ -39,3 +39,10 @@ def test_verify_reports_constants_the_statement_hides(toy, toy_corollary):
     # the noise piece c L sigma_l^2/sqrt(KT) is covered in order by D/sqrt(KT), but sigma_l is hidden
     hidden = [f for f in rep.findings if f.startswith("constants differ") and "'noise'" in f]
     assert hidden and "sigma_l" in hidden[0]
+
+
+def test_pieces_that_cancel_fall_back_on_the_whole_term():
+    from dfltheory.bounds.rates import _pieces
+
+    (piece,) = _pieces("gap", sp.sqrt(T + 1) - sp.sqrt(T), T, K)
+    assert piece.T_exp == sp.Rational(-1, 2) and piece.coef == sp.Rational(1, 2)
