@@ -6,8 +6,9 @@
 """
 
 from dfltheory.bounds.catalog import PAPERS, catalog, get, ids
+from dfltheory.bounds.substitution import topology_values
 from dfltheory.bounds.symbols import COMMON, DomainError, Var
 from dfltheory.bounds.theorem import Check, Condition, Source, Theorem, Verdict
 
 __all__ = ["PAPERS", "catalog", "get", "ids", "COMMON", "DomainError", "Var", "Check", "Condition", "Source",
-           "Theorem", "Verdict"]
+           "Theorem", "Verdict", "topology_values"]

@@ -40,7 +40,7 @@ def register(subparsers) -> None:
     p.add_argument("--set", nargs="+", default=[], metavar="NAME=VALUE", help="values, e.g. eta=0.01 K=5 T=1000")
     p.add_argument("--topology", help="take topology constants from this topology (see `dfltheory topology`)")
     p.add_argument("--n", type=int, help="number of clients of the topology")
-    p.add_argument("--weights", default="metropolis", help="mixing-weight rule of the topology")
+    p.add_argument("--weights", default="default", help="mixing-weight rule of the topology (default: the topology's own)")
     p.add_argument("--seed", type=int, default=0, help="seed of random topologies")
     p.add_argument("--solve", metavar="NAME", help="also print the admissible range of NAME given the others")
     p.add_argument("--json", action="store_true", help="machine-readable output (stable keys, see docs)")
@@ -59,25 +59,6 @@ def parse_assignments(items: list[str]) -> dict[str, float]:
         except ValueError:
             raise ValueError(f"--set {name}: {value!r} is not a number") from None
     return out
-
-
-def topology_values(theorem, topology: str, n: int | None, weights: str, seed: int, Q: int = 1) -> dict:
-    """Values of the theorem's topology symbols (those with a ``topology_key``) for a named topology."""
-    from dfltheory.topology import analyze
-
-    if n is None:
-        raise ValueError("--topology needs --n (the number of clients)")
-    report = analyze(topology, n, weights=weights, seed=seed, Q=Q)
-    out = {}
-    for var in theorem.variables:
-        if var.topology_key is None or var.name not in theorem.required + theorem.condition_symbols:
-            continue
-        value = report.get(var.topology_key)
-        if value is None:
-            raise ValueError(f"{theorem.id} needs {var.name} ({var.meaning}), which topology {topology!r} with "
-                             f"weights {weights!r} does not define (key {var.topology_key!r} is missing)")
-        out[var.name] = float(value)
-    return out, report
 
 
 def _list(args) -> int:
@@ -160,7 +141,8 @@ def _fmt(x) -> str:
 
 
 def _check(args) -> int:
-    from dfltheory.bounds import get
+    from dfltheory.bounds import get, topology_values
+    from dfltheory.bounds.theorem import interval_text
 
     thm = get(args.id)
     values = parse_assignments(args.set)
@@ -177,7 +159,7 @@ def _check(args) -> int:
     if args.solve:
         others = {k: v for k, v in values.items() if k != args.solve}
         region = thm.admissible(args.solve, **others)
-        solved = {"name": args.solve, "admissible": str(region),
+        solved = {"name": args.solve, "admissible": interval_text(region, args.solve) if not region.is_empty else "none",
                   "largest": float(region.sup) if not region.is_empty else None,
                   "smallest": float(region.inf) if not region.is_empty else None}
     if args.json:
@@ -207,5 +189,5 @@ def _check(args) -> int:
             detail = f"margin {v.margin:+.4g}{rel}"
         print(f"   [{status}] {v.relation:<44} {detail}   ({v.text})")
     if solved:
-        print(f"  admissible {solved['name']}: {solved['admissible']}")
+        print(f"  admissible: {solved['admissible']}")
     return 0 if result.ok else 1

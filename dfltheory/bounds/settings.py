@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 import sympy as sp
 
 from dfltheory.bounds.catalog import get
-from dfltheory.bounds.theorem import Check, Source
+from dfltheory.bounds.theorem import Check, Source, interval_text
 
 __all__ = ["ExperimentSetting", "violations"]
 
@@ -62,21 +62,6 @@ def violations(setting: ExperimentSetting, name: str = "L", **constants) -> list
             ok = sp.solveset(rel, x, domain=var.interval())
             bad = var.interval() - ok
             entry.update(holds=None if bad != sp.EmptySet else True,
-                         violated_for=None if bad == sp.EmptySet else _interval_text(bad, name))
+                         violated_for=None if bad == sp.EmptySet else interval_text(bad, name))
         out.append(entry)
     return out
-
-
-def _interval_text(region: sp.Set, name: str) -> str:
-    def num(v):
-        return "inf" if v in (sp.oo, -sp.oo) else f"{float(v):.4g}"
-
-    parts = []
-    for iv in region.args if isinstance(region, sp.Union) else [region]:
-        if isinstance(iv, sp.Interval):
-            lo = "(" if iv.left_open else "["
-            hi = ")" if iv.right_open else "]"
-            parts.append(f"{name} in {lo}{num(iv.start)}, {num(iv.end)}{hi}")
-        else:
-            parts.append(f"{name} in {iv}")
-    return " or ".join(parts)

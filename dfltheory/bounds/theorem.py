@@ -22,7 +22,7 @@ import sympy as sp
 
 from dfltheory.bounds.symbols import DomainError, Var
 
-__all__ = ["Source", "Condition", "Verdict", "Check", "Theorem", "TAGS", "DomainError"]
+__all__ = ["Source", "Condition", "Verdict", "Check", "Theorem", "TAGS", "DomainError", "interval_text"]
 
 #: Provenance tags, as the theorem cards use them.
 TAGS = {
@@ -445,3 +445,19 @@ class Theorem:
         if self.notes:
             lines.append("  notes: " + self.notes)
         return "\n".join(lines)
+
+
+def interval_text(region: sp.Set, name: str) -> str:
+    """``name in (0, 0.002]`` for a sympy set of real values (unions joined by ``or``)."""
+    def num(v):
+        return "inf" if v in (sp.oo, -sp.oo) else f"{float(v):.4g}"
+
+    parts = []
+    for iv in region.args if isinstance(region, sp.Union) else [region]:
+        if isinstance(iv, sp.Interval):
+            lo = "(" if iv.left_open else "["
+            hi = ")" if iv.right_open else "]"
+            parts.append(f"{name} in {lo}{num(iv.start)}, {num(iv.end)}{hi}")
+        else:
+            parts.append(f"{name} in {iv}")
+    return " or ".join(parts)

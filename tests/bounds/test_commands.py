@@ -1,0 +1,75 @@
+"""The bounds command line: list, show, verify, experiments and check (with a named topology)."""
+
+import json
+
+import pytest
+
+from dfltheory.bounds import get
+from dfltheory.cli import main
+
+SAM = ["eta=0.001", "K=5", "T=1000", "L=10", "rho=0.01", "sigma_l=1", "sigma_g=1", "B=1", "f0_minus_fstar=2.3", "Q=1"]
+
+
+def run(capsys, *argv):
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_list_json_has_every_paper(capsys):
+    code, out, _ = run(capsys, "bounds", "list", "--json")
+    rows = json.loads(out)
+    assert code == 0 and {r["paper"] for r in rows} == {"dfedsgpsm", "dfedsam", "dfedcata", "dfedpgp", "dfedadmm"}
+    assert {"dfedsam.thm4.1", "dfedsam.cor4.1.2", "dfedadmm.thm1"} <= {r["id"] for r in rows}
+
+
+def test_show_prints_provenance_and_conditions(capsys):
+    code, out, _ = run(capsys, "bounds", "show", "dfedsam.thm4.1")
+    assert code == 0 and "seed 001" in out and "eta <= 1/(10*K*L)" in out
+
+
+def test_check_with_topology_json(capsys):
+    code, out, _ = run(capsys, "check", "dfedsam.thm4.1", "--set", *SAM, "--topology", "ring", "--n", "100",
+                       "--json", "--solve", "eta")
+    res = json.loads(out)
+    assert code == 0
+    assert set(res) >= {"id", "value", "terms", "conditions", "topology", "solve"}
+    lam = res["topology"]["lambda"]
+    assert lam == pytest.approx(0.998684, abs=1e-6) and res["values"]["m"] == 100
+    expected = get("dfedsam.thm4.1").evaluate(**{k: float(v) for k, v in (s.split("=") for s in SAM)}, lam=lam, m=100)
+    assert res["value"] == pytest.approx(expected)
+    assert all({"text", "holds", "margin"} <= set(c) for c in res["conditions"])
+    assert res["solve"]["largest"] == pytest.approx(1 / 500)
+
+
+def test_check_exit_code_is_one_when_a_condition_fails(capsys):
+    code, out, _ = run(capsys, "check", "dfedsam.thm4.1", "--set", *SAM[1:], "eta=0.01", "lam=0.5", "m=100")
+    assert code == 1 and "FAIL" in out
+
+
+@pytest.mark.parametrize("argv,message", [
+    (["check", "dfedsam.thm4.1", "--set", "eta=0.1"], "missing value(s)"),
+    (["check", "dfedsam.thm4.1", "--set", "eta"], "NAME=VALUE"),
+    (["check", "dfedsam.thm4.1", "--set", *SAM, "lam=0.5", "m=10", "zzz=1"], "unknown symbol(s) ['zzz']"),
+    (["check", "dfedsam.thm4.1", "--set", *SAM, "lam=1.5", "m=10"], "lam = 1.5 is outside its domain"),
+    (["check", "dfedsam.thm4.11"], "did you mean"),
+    (["check", "dfedsam.thm4.1", "--set", *SAM, "--topology", "ring"], "needs n"),
+    (["check", "dfedsam.thm4.1", "--set", *SAM, "--topology", "nosuch", "--n", "10"], "nosuch"),
+])
+def test_bad_input_is_one_clear_line(capsys, argv, message):
+    code, _, err = run(capsys, *argv)
+    assert code == 2 and message in err and "Traceback" not in err
+
+
+def test_verify_one_corollary_json(capsys):
+    code, out, _ = run(capsys, "bounds", "verify", "dfedsam.cor4.1.1", "--json")
+    (rep,) = json.loads(out)
+    assert code == 0 and rep["derived_rate"] == "T^-1/2" and rep["stated_rate"] == "T^-1/2"
+    assert any(c["under_schedule"].startswith("T >= ") for c in rep["conditions"])
+
+
+def test_experiments_report_violated_ranges(capsys):
+    code, out, _ = run(capsys, "bounds", "experiments", "dfedadmm", "--json")
+    rows = json.loads(out)
+    assert code == 0 and rows
+    assert any(c["violated_for"] for r in rows for c in r["conditions"])
