@@ -1,0 +1,42 @@
+"""The report's sections (the full report, with its training run, is `make report`, not a test)."""
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import pytest
+
+from dfltheory.figures import plot_topology_constants
+from dfltheory.figures.report import PAPER_TOPOLOGIES, catalog_section, markdown, topology_section
+
+
+def test_topology_section_has_every_paper_topology():
+    sec = topology_section(n=16)
+    assert tuple(sec["rows"]) == PAPER_TOPOLOGIES
+    assert sec["rows"]["full"]["lambda"] == pytest.approx(0, abs=1e-12)
+    assert 0 < sec["rows"]["ring"]["spectral_gap"] < sec["rows"]["exponential"]["spectral_gap"]
+
+
+def test_catalog_section_counts_add_up():
+    sec = catalog_section()
+    assert sec["count"] == sum(sec["by_paper"].values()) == sum(sec["by_tag"].values()) >= 100
+    assert set(sec["by_paper"]) == {"dfedsgpsm", "dfedsam", "dfedcata", "dfedpgp", "dfedadmm"}
+
+
+def test_markdown_lists_findings_and_violations():
+    rep = {"topology": {"n": 4, "rows": {"ring": {"lambda": 0.5}}},
+           "catalog": {"count": 1, "by_paper": {"p": 1}, "by_kind": {"theorem": 1}, "by_tag": {"SEED": 1}},
+           "rates": [{"id": "p.cor1", "parent": "p.thm1", "derived_rate": "T^-1/2", "stated_rate": "T^-1",
+                      "findings": ["slower than stated"], "conditions": []}],
+           "experiments": [{"id": "p.exp", "theorem": "p.thm1", "conditions": [
+               {"relation": "eta <= 1/(10*K*L)", "violated_for": "L in (0.05, inf)"}]}],
+           "training": None, "figures": ["a.png"]}
+    text = markdown(rep)
+    assert "slower than stated" in text and "violated for L in (0.05, inf)" in text and "![a.png](a.png)" in text
+
+
+def test_plot_topology_constants_one_curve_per_topology():
+    ax = plot_topology_constants(["ring", "exponential"], [8, 16])
+    ring, expo = ax.get_lines()
+    assert list(ring.get_xdata()) == [8, 16] and ring.get_ydata()[1] < ring.get_ydata()[0]
+    assert all(expo.get_ydata() > ring.get_ydata())
