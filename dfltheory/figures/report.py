@@ -118,8 +118,10 @@ def figures(out: Path, training: dict | None) -> list[str]:
     fig, ax = plt.subplots(figsize=(6, 4))
     values = dict(eta=1e-3, K=5, T=1000, L=1.0, rho=0.01, sigma_l=1.0, sigma_g=1.0, B=1.0, m=100, Q=1,
                   f0_minus_fstar=2.3)
-    plot_bound(["dfedsam.thm4.1"], "lam", np.linspace(0.0, 0.995, 200), values, ax=ax)
-    plot_bound(["dfedsam.thm4.1"], "lam", np.linspace(0.0, 0.995, 200), {**values, "Q": 4}, ax=ax)
+    lams = 1 - np.logspace(-3, 0, 200)
+    plot_bound(["dfedsam.thm4.1"], "lam", lams, values, ax=ax)
+    plot_bound(["dfedsam.thm4.1"], "lam", lams, {**values, "Q": 4}, ax=ax)
+    ax.set_xlabel("lambda (second largest eigenvalue modulus of W)")
     ax.get_lines()[-1].set_label("dfedsam.thm4.1, Q = 4 (MGS)")
     ax.legend(fontsize="small")
     ax.set_title("DFedSAM Theorem 4.1 against lambda")

@@ -22,6 +22,8 @@ def plot_topology_constants(names: Sequence[str], ns: Sequence[int], key: str = 
         ax.plot(ns, vals, "o-", label=name)
     ax.set_xscale("log")
     ax.set_yscale("log")
+    ax.set_xticks(ns, [str(n) for n in ns])
+    ax.minorticks_off()
     ax.set_xlabel("number of clients n")
     ax.set_ylabel(key.replace("_", " "))
     ax.legend(fontsize="small")

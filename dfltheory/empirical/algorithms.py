@@ -1,0 +1,207 @@
+"""The algorithms of the five cards as (local rule, communication rule) pairs; each reads like its pseudocode.
+
+| name          | local rule                                  | communication                  | source |
+|---------------|---------------------------------------------|--------------------------------|--------|
+| dpsgd         | one SGD step (K = 1)                        | gossip(W)                      | card dfedsam §3.3 (Lian et al. 2017) |
+| dfedavg       | K SGD steps                                 | gossip(W)                      | card dfedsam §3.3 (Sun et al. 2022) |
+| dfedavgm      | K SGD steps with heavy-ball momentum        | gossip(W)                      | card dfedsam §3.3 |
+| dfedsam       | K SAM steps, eq. (3)                        | gossip(W), eq. (4)             | seed 001 L76-90, card dfedsam §3.1 |
+| dfedsam-mgs   | K SAM steps, eq. (3)                        | multi_gossip(Q), eq. (5)       | seed 001 L85-90, card dfedsam §3.1 |
+| dfedadmm      | K steps on the augmented Lagrangian, eq. (6) | dual update, message z, gossip | seed 004 box L123-131, card dfedadmm §3.2 |
+| dfedadmm-sam  | same with SAM gradients (box lines 10-13)   | same                           | idem |
+| dfedcata      | K steps on f_i + lam_pen/2 ||x - y_i||^2    | nesterov_extrapolation(beta, A/B) | card dfedcata §3.1-3.2 |
+| fedavg        | K SGD steps, participants only              | server_average                 | card dfedsam §3.3 |
+| fedprox       | K steps on f_i + mu/2 ||x - x^t||^2         | server_average                 | card dfedcata §3.3 |
+| fedsam        | K SAM steps                                 | server_average                 | card dfedsam §3.3 |
+| scaffold      | K steps corrected by c - c_i                | server_average + control update| card dfedcata §3.3 (Karimireddy et al. 2020) |
+| dfedsgpsm     | K SAM + momentum steps at z = x/w           | push_sum (column-stochastic P) | seed 000 L80-108, card dfedsgpsm §3.1 |
+| sgp           | one SGD step at z = x/w                     | push_sum                       | card dfedsgpsm §3.3 (Assran et al. 2019) |
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import torch
+
+from dfltheory.empirical import communication as C
+from dfltheory.empirical import rules as R
+
+
+@dataclass
+class Algorithm:
+    name: str
+    local: R.chain
+    comm: C.CommRule
+    participation: float = 1.0  # fraction of clients that train (and, centrally, communicate) per round
+    K: int | None = None  # forced number of local steps (D-PSGD: 1)
+    decentralized: bool = True
+    params: dict = field(default_factory=dict)
+    # x_bar(state, cstate) -> the average model the theory means; aux(...) -> {name: point} of auxiliary sequences
+    x_bar: Callable | None = None
+    aux: Callable | None = None
+    stochastic: str = "row"  # W must be row-stochastic (gossip) or column-stochastic (push-sum)
+
+    def average(self, state, cstate) -> torch.Tensor:
+        return self.x_bar(state, cstate) if self.x_bar else state["x"].mean(0)
+
+    def client_models(self, state) -> torch.Tensor:
+        """The clients' models: x, or the de-biased z = x / w under push-sum."""
+        return state["x"] / state["ps_weight"] if "ps_weight" in state else state["x"]
+
+
+def _extras(hp: dict) -> list[R.Transform]:
+    """Optional modifiers shared by every algorithm: weight decay, clipping."""
+    out: list[R.Transform] = []
+    if hp.get("weight_decay"):
+        out.append(R.weight_decay(hp["weight_decay"]))
+    if hp.get("clip"):
+        out.append(R.clip(hp["clip"]))
+    return out
+
+
+def _oracle(rho: float | None) -> R.Transform:
+    return R.sam(rho) if rho is not None else R.gradient()
+
+
+def _admm_aux(lam: float):
+    """w^t = x_bar^t + ((1 - gamma)/gamma)(x_bar^t - x_bar^{t-1}), gamma = 1 - (1 - eta/lam)^K.
+
+    Card dfedadmm §2 and §6.1 (Lemma 9, seed 004 L593-604).
+    """
+
+    def aux(xbar, xbar_prev, cstate, lr, K):
+        gamma = 1.0 - (1.0 - lr / lam) ** K
+        if gamma == 0:
+            return {}
+        return {"w": xbar + (1.0 - gamma) / gamma * (xbar - xbar_prev)}
+
+    return aux
+
+
+def _cata_aux(beta: float, mode: str):
+    """p^t = a_bar^t + beta/(1 - beta)(a_bar^t - a_bar^{t-1}) (card dfedcata §2, Lemma 6; mode B).
+
+    Mode A's mean recursion has no momentum (card §6.1 L4), so there p^t = a_bar^t.
+    """
+
+    def aux(xbar, xbar_prev, cstate, lr, K):
+        a, a_prev = cstate["agg_mean"], cstate["agg_mean_prev"]
+        return {"p": a + beta / (1 - beta) * (a - a_prev) if mode == "B" else a.clone()}
+
+    return aux
+
+
+def _server(hp: dict) -> C.CommRule:
+    return C.server_average(hp.get("server_weights"))
+
+
+def dpsgd(hp):
+    """x_i <- sum_l w_il (x_l - eta g_l): one SGD step, then gossip (card dfedsam §3.3)."""
+    return Algorithm("dpsgd", R.sgd(*_extras(hp)), C.gossip(), K=1)
+
+
+def dfedavg(hp):
+    """K local SGD steps, then x_i^{t+1} = sum_l w_il x_{l,K}^t (card dfedadmm §3.3; DFedSAM with rho = 0)."""
+    return Algorithm("dfedavg", R.sgd(*_extras(hp)), C.gossip())
+
+
+def dfedavgm(hp):
+    """DFedAvg with local heavy-ball momentum (0.9 in all papers; card dfedsam §8)."""
+    return Algorithm("dfedavgm", R.sgd(R.momentum(hp.get("momentum", 0.9)), *_extras(hp)), C.gossip(),
+                     params={"momentum": hp.get("momentum", 0.9)})
+
+
+def dfedsam(hp):
+    """Algorithm 1 with Q = 1: y <- y - eta grad F(y + rho g/||g||) (eq. (3)); X^{t+1} = W Z^t (eq. (4))."""
+    rho = hp.get("rho", 0.01)
+    return Algorithm("dfedsam", R.chain(R.sam(rho), *_extras(hp)), C.gossip(), params={"rho": rho})
+
+
+def dfedsam_mgs(hp):
+    """Algorithm 1 with Q gossip steps replacing eq. (4): X^{t+1} = W^Q Z^t (eq. (5), (14); card §3.1)."""
+    rho, Q = hp.get("rho", 0.01), hp.get("Q", 4)
+    return Algorithm("dfedsam-mgs", R.chain(R.sam(rho), *_extras(hp)),
+                     C.multi_gossip(Q, fresh=hp.get("fresh_gossip", False)), params={"rho": rho, "Q": Q})
+
+
+def _dfedadmm(name, rho, hp):
+    lam = hp.get("lam", 0.1)
+    return Algorithm(name, R.chain(_oracle(rho), R.admm_dual(lam), *_extras(hp)), C.gossip(),
+                     params={"lam": lam, "rho": rho}, aux=_admm_aux(lam))
+
+
+def dfedadmm(hp):
+    """Seed 004 Algorithm 1: x <- x - eta(g - ghat + (x - x^t)/lam); ghat, z = x_K - lam ghat_old; X^{t+1} = W Z."""
+    return _dfedadmm("dfedadmm", None, hp)
+
+
+def dfedadmm_sam(hp):
+    """DFedADMM with the SAM gradient (box lines 10-13), rho = 0.1 in the experiments (card dfedadmm §8)."""
+    return _dfedadmm("dfedadmm-sam", hp.get("rho", 0.1), hp)
+
+
+def dfedcata(hp):
+    """Card dfedcata §3.1: local x <- x - eta(g + lam_pen (x - y_i)); aggregation with Nesterov (mode A or B)."""
+    lam_pen, beta, mode = hp.get("lam_pen", 0.05), hp.get("beta", 0.9), hp.get("mode", "A")
+    return Algorithm("dfedcata", R.chain(R.gradient(), R.proximal(lam_pen), *_extras(hp)),
+                     C.nesterov_extrapolation(beta, mode), params={"lam_pen": lam_pen, "beta": beta, "mode": mode},
+                     x_bar=lambda state, cstate: cstate["agg_mean"], aux=_cata_aux(beta, mode))
+
+
+def fedavg(hp):
+    """Sampled clients run K SGD steps; the server averages them (global lr 1)."""
+    return Algorithm("fedavg", R.sgd(*_extras(hp)), _server(hp), participation=hp.get("participation", 0.1),
+                     decentralized=False)
+
+
+def fedprox(hp):
+    """FedAvg on the local objective f_i(x) + (mu/2)||x - x^t||^2."""
+    mu = hp.get("mu", 0.01)
+    return Algorithm("fedprox", R.sgd(R.proximal(mu), *_extras(hp)), _server(hp),
+                     participation=hp.get("participation", 0.1), decentralized=False, params={"mu": mu})
+
+
+def fedsam(hp):
+    """FedAvg with local SAM steps (Qu et al. 2022); rho = 0.1 as in card dfedadmm §8."""
+    rho = hp.get("rho", 0.1)
+    return Algorithm("fedsam", R.chain(R.sam(rho), *_extras(hp)), _server(hp),
+                     participation=hp.get("participation", 0.1), decentralized=False, params={"rho": rho})
+
+
+def scaffold(hp):
+    """SCAFFOLD with option-II control variates and global lr 1."""
+    return Algorithm("scaffold", R.sgd(R.scaffold_correction(), *_extras(hp)),
+                     C.chain_comm(_server(hp), C.scaffold_control()),
+                     participation=hp.get("participation", 0.1), decentralized=False)
+
+
+def dfedsgpsm(hp):
+    """Card dfedsgpsm §3.1 (seed 000 L80-108): K steps x <- x - eta v, v <- alpha v + SAM grad at z = x/w
+    (momentum reset each round), then push-sum x <- P x, w <- P w with a column-stochastic P."""
+    rho, alpha = hp.get("rho", 0.1), hp.get("momentum", 0.9)
+    return Algorithm("dfedsgpsm", R.chain(R.sam(rho), R.momentum(alpha), *_extras(hp)), C.push_sum(),
+                     params={"rho": rho, "momentum": alpha}, stochastic="column")
+
+
+def sgp(hp):
+    """SGP (Assran et al. 2019; card dfedsgpsm §3.3): one SGD step on x with the gradient at z = x/w, push-sum."""
+    return Algorithm("sgp", R.sgd(*_extras(hp)), C.push_sum(), K=1, stochastic="column")
+
+
+ALGORITHMS: dict[str, Callable[[dict], Algorithm]] = {
+    "dpsgd": dpsgd, "dfedavg": dfedavg, "dfedavgm": dfedavgm, "dfedsam": dfedsam, "dfedsam-mgs": dfedsam_mgs,
+    "dfedadmm": dfedadmm, "dfedadmm-sam": dfedadmm_sam, "dfedcata": dfedcata,
+    "fedavg": fedavg, "fedprox": fedprox, "fedsam": fedsam, "scaffold": scaffold,
+    "dfedsgpsm": dfedsgpsm, "sgp": sgp,
+}
+NAMES = tuple(ALGORITHMS)
+
+
+def make(name: str, **hp) -> Algorithm:
+    """Build a named algorithm; hyper-parameters not given take the papers' values (see each factory)."""
+    if name not in ALGORITHMS:
+        raise ValueError(f"unknown algorithm {name!r}; choose one of {', '.join(NAMES)}")
+    hp = {k: v for k, v in hp.items() if v is not None}
+    return ALGORITHMS[name](hp)

@@ -1,0 +1,87 @@
+"""Command-line subcommands of dfltheory.empirical: ``dfltheory train``."""
+
+from __future__ import annotations
+
+import argparse
+
+from dfltheory.empirical.algorithms import NAMES
+
+
+def register(subparsers) -> None:
+    """Add this pillar's subcommands to the top-level parser."""
+    p = subparsers.add_parser(
+        "train", help="train one algorithm on federated data (vectorized over clients)",
+        description="Train a decentralized (or centralized baseline) FL algorithm; writes config.json, "
+                    "metrics.jsonl, checkpoint.pt and summary.json to --out. See docs/empirical.md.",
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    p.add_argument("--algo", required=True, choices=NAMES)
+    p.add_argument("--dataset", default="digits", help="digits, synthetic-quadratic, synthetic-logistic, mnist, "
+                   "fashion-mnist, cifar10, cifar100")
+    p.add_argument("--n", type=int, default=10, help="number of clients m")
+    p.add_argument("--partition", default="dirichlet", choices=("dirichlet", "pathological", "iid"))
+    p.add_argument("--alpha", type=float, default=0.3, help="Dirichlet concentration")
+    p.add_argument("--classes-per-client", type=int, default=2)
+    p.add_argument("--model", default=None, help="logreg, mlp, cnn, vgg11, resnet18, linear (default per data set)")
+    p.add_argument("--topology", default="ring", help="mixing topology (dfltheory.topology names)")
+    p.add_argument("--weights", default="default", help="mixing weights (metropolis, uniform, ...; default: the "
+                   "topology's own rule)")
+    p.add_argument("--topology-params", default=None, help="topology parameters, e.g. k=10 or p=0.1")
+    p.add_argument("--sparse", default=None, action=argparse.BooleanOptionalAction,
+                   help="multiply with W as a sparse (--sparse) or dense (--no-sparse) matrix; default: sparse "
+                        "when at most 10%% of W's entries are non-zero")
+    p.add_argument("--rounds", type=int, default=100)
+    p.add_argument("--K", type=int, default=5, help="local steps per round")
+    p.add_argument("--lr", type=float, default=0.1)
+    p.add_argument("--lr-decay", type=float, default=1.0, help="lr multiplied by this after every round (0.998 in "
+                   "the papers)")
+    p.add_argument("--batch-size", type=int, default=32)
+    p.add_argument("--seed", type=int, default=0)
+    hp = p.add_argument_group("algorithm hyper-parameters (default: the papers' values)")
+    hp.add_argument("--rho", type=float, help="SAM radius")
+    hp.add_argument("--Q", type=int, help="gossip steps per round (dfedsam-mgs)")
+    hp.add_argument("--fresh-gossip", action="store_true", help="dfedsam-mgs: a new W per gossip step")
+    hp.add_argument("--momentum", type=float, help="local momentum (dfedavgm)")
+    hp.add_argument("--lam", type=float, help="ADMM penalty lambda (dfedadmm)")
+    hp.add_argument("--lam-pen", type=float, help="DFedCata penalty")
+    hp.add_argument("--beta", type=float, help="DFedCata Nesterov coefficient")
+    hp.add_argument("--mode", choices=("A", "B"), help="DFedCata Nesterov reading: A pre/post-aggregation (code), "
+                    "B consecutive (proof)")
+    hp.add_argument("--sequential", action="store_true", help="DFedCata: the public code's in-place aggregation")
+    hp.add_argument("--mu", type=float, help="FedProx proximal coefficient")
+    hp.add_argument("--participation", type=float, help="fraction of clients per round (centralized baselines)")
+    hp.add_argument("--weighted", action="store_true", help="server average weighted by client sizes (centralized)")
+    hp.add_argument("--weight-decay", type=float, default=0.0)
+    hp.add_argument("--clip", type=float, help="clip each local direction to this norm")
+    run = p.add_argument_group("run")
+    run.add_argument("--out", required=True, help="run directory")
+    run.add_argument("--resume", action="store_true", help="continue the run in --out from its checkpoint")
+    run.add_argument("--eval-every", type=int, default=1)
+    run.add_argument("--checkpoint-every", type=int, default=10)
+    run.add_argument("--no-local-eval", dest="local_eval", action="store_false",
+                     help="skip the per-client test accuracy (m forward passes of the test set)")
+    run.add_argument("--device", default="cpu")
+    run.add_argument("--client-chunk", type=int, default=None, help="vmap over this many clients at a time "
+                     "(less GPU memory for large models)")
+    run.add_argument("--threads", type=int, default=None, help="torch CPU threads (1 avoids oversubscription on "
+                     "shared cores)")
+    run.add_argument("--data-root", default=None)
+    run.add_argument("--download", action="store_true")
+    run.add_argument("--no-progress", dest="progress", action="store_false")
+    p.set_defaults(func=_train)
+
+
+def _train(args) -> int:
+    from dfltheory.empirical.runner import run
+
+    if args.threads:
+        import torch
+
+        torch.set_num_threads(args.threads)
+    cfg = {k: v for k, v in vars(args).items() if k not in ("func", "command", "threads")}
+    summary = run(cfg, resume=args.resume)
+    last = summary["last"] or {}
+    shown = {k: last[k] for k in ("round", "train_loss", "grad_norm_sq", "consensus", "test_acc", "test_loss")
+             if k in last}
+    print(f"{summary['status']}: {args.algo} {summary['rounds']} rounds in {summary['wall_seconds']:.1f}s; "
+          + ", ".join(f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}" for k, v in shown.items()))
+    return 0 if summary["status"] == "completed" else 3

@@ -1,0 +1,262 @@
+"""Communication rules: what happens to the stacked client state after the local phase of a round.
+
+Every rule is a matrix product with a mixing matrix W (dense or sparse, fixed or drawn per round from a
+time-varying topology) or with the server matrix ``1 p^T`` (p uniform over the round's participants).
+Rules count the models they send (one per non-zero off-diagonal entry of W per gossip step; 2|S| per server
+round: |S| uploads and |S| downloads) in ``ctx.sent``.
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass, field
+
+import numpy as np
+import torch
+
+
+class Mixing:
+    """Mixing matrices for the engine: one fixed W, or ``topology.matrix(t)`` drawn per round.
+
+    ``source``: an (m, m) array/tensor, or an object with ``matrix(t) -> ndarray`` and ``time_varying``
+    (:func:`dfltheory.topology.build`). ``sparse=True`` multiplies with a torch sparse CSR matrix, ``False``
+    with a dense one, ``None`` (default) picks sparse when at most ``SPARSE_DENSITY`` of the entries of the
+    first W are non-zero (ring, grid, exponential at m = 100) and dense otherwise.
+    """
+
+    SPARSE_DENSITY = 0.1
+
+    def __init__(self, source, *, sparse: bool | None = None, device="cpu", dtype=torch.float32):
+        self.source, self.device, self.dtype = source, torch.device(device), dtype
+        if sparse is None:
+            first = np.asarray(self._raw(0))
+            sparse = bool(np.count_nonzero(first) <= self.SPARSE_DENSITY * first.size)
+        self.sparse = sparse
+        self.time_varying = bool(getattr(source, "time_varying", False))
+        self._fixed = None if self.time_varying else self._convert(self._raw(0))
+        self.m = self.at(0).shape[0]
+
+    def _raw(self, t: int):
+        return self.source.matrix(t) if hasattr(self.source, "matrix") else self.source
+
+    def _convert(self, W) -> torch.Tensor:
+        W = torch.as_tensor(np.asarray(W, dtype=np.float64)).to(self.dtype)
+        if W.ndim != 2 or W.shape[0] != W.shape[1]:
+            raise ValueError(f"a mixing matrix must be square, got shape {tuple(W.shape)}")
+        if not torch.isfinite(W).all():
+            raise ValueError("the mixing matrix has NaN/inf entries; check the topology weights")
+        W = W.to(self.device)
+        if not self.sparse:
+            return W
+        with warnings.catch_warnings():  # "sparse CSR support is in beta"
+            warnings.simplefilter("ignore", UserWarning)
+            return W.to_sparse_csr()
+
+    def at(self, t: int) -> torch.Tensor:
+        """W for draw ``t`` (round t, or round t's q-th gossip step for per-step draws)."""
+        return self._fixed if self._fixed is not None else self._convert(self._raw(t))
+
+
+def mix(W: torch.Tensor, X: torch.Tensor) -> torch.Tensor:
+    """Row i of the result: sum_l w_il X[l] (eq. (4) of seed 001: x^{t+1}(i) = sum_l w_il z^t(l))."""
+    W = W.to(X.dtype)
+    return torch.sparse.mm(W, X) if W.layout != torch.strided else W @ X
+
+
+def links(W: torch.Tensor) -> int:
+    """Models sent by one gossip step: the non-zero off-diagonal entries of W."""
+    D = W.to_dense() if W.layout != torch.strided else W
+    return int((D != 0).sum().item() - (D.diagonal() != 0).sum().item())
+
+
+@dataclass
+class CommContext:
+    t: int
+    m: int
+    active: torch.Tensor  # indices of the clients that trained this round
+    mixing: Mixing | None
+    draws_per_round: int = 1  # gossip draws per round for time-varying mixing (multi_gossip fresh)
+    sent: int = 0
+    extra: dict = field(default_factory=dict)
+
+    def W(self, q: int = 0) -> torch.Tensor:
+        if self.mixing is None:
+            raise ValueError("this algorithm gossips and needs a topology; pass --topology")
+        return self.mixing.at(self.t * self.draws_per_round + q)
+
+
+class CommRule:
+    name = "comm"
+    draws = 1  # mixing matrices drawn per round
+
+    def init(self, x: torch.Tensor) -> dict[str, torch.Tensor]:
+        """The rule's own tensors (``cstate``)."""
+        return {}
+
+    def init_state(self, x: torch.Tensor) -> dict[str, torch.Tensor]:
+        """Per-client rows the rule adds to the client state (push-sum weights)."""
+        return {}
+
+    def apply(self, state: dict, cstate: dict, ctx: CommContext) -> None:
+        raise NotImplementedError
+
+
+class gossip(CommRule):
+    """X^{t+1} = W Z^t (seed 001 eq. (4)/(9); seed 004 eq. (8), line 18)."""
+
+    name = "gossip"
+
+    def apply(self, state, cstate, ctx):
+        W = ctx.W()
+        state["x"] = mix(W, state["x"])
+        ctx.sent += links(W)
+
+
+class multi_gossip(CommRule):
+    """Q gossip steps, X^{t+1} = W^Q Z^t (DFedSAM-MGS, seed 001 eq. (5)/(14), card dfedsam §3.1).
+
+    ``fresh=True`` draws a new W for each step from a time-varying topology, X^{t+1} = W_{t,Q} ... W_{t,1} Z^t,
+    the experiments' protocol (seed 001 L307, card dfedsam §3.2).
+    """
+
+    name = "multi_gossip"
+
+    def __init__(self, Q: int, fresh: bool = False):
+        if Q < 1:
+            raise ValueError(f"the number of gossip steps Q must be >= 1, got {Q}")
+        self.Q, self.fresh = Q, fresh
+        self.draws = Q if fresh else 1
+
+    def apply(self, state, cstate, ctx):
+        x = state["x"]
+        for q in range(self.Q):
+            W = ctx.W(q if self.fresh else 0)
+            x = mix(W, x)
+            ctx.sent += links(W)
+        state["x"] = x
+
+
+class nesterov_extrapolation(CommRule):
+    """DFedCata's aggregation with Nesterov extrapolation (card dfedcata §3.1, seed 002 L9, L38 "line 3").
+
+    a^{t+1} = W X_K^t, then
+      mode "A" (pre/post-aggregation; the public code):  y = a + beta (a - X_K^t)   = ((1+beta)W - beta I) X_K^t
+      mode "B" (Catalyst-consecutive; the proof):         y = a + beta (a - a^t)
+    with a^0 = x^0. ``cstate`` keeps a (needed by B) and the means a_bar^{t+1}, a_bar^t (for p^t, card §6.1).
+    """
+
+    name = "nesterov"
+
+    def __init__(self, beta: float, mode: str = "A"):
+        if mode not in ("A", "B"):
+            raise ValueError(f"nesterov mode must be 'A' (pre/post-aggregation) or 'B' (consecutive), got {mode!r}")
+        if not 0 <= beta < 1:
+            raise ValueError(f"beta must be in [0, 1), got {beta}")
+        self.beta, self.mode = beta, mode
+
+    def init(self, x):
+        a = x.clone()
+        return {"agg": a, "agg_mean": a.mean(0), "agg_mean_prev": a.mean(0)}
+
+    def _extrapolate(self, a, own_last, a_prev):
+        return a + self.beta * (a - (own_last if self.mode == "A" else a_prev))
+
+    def apply(self, state, cstate, ctx):
+        W = ctx.W()
+        a = mix(W, state["x"])
+        state["x"] = self._extrapolate(a, state["x"], cstate["agg"])
+        cstate["agg_mean_prev"], cstate["agg_mean"] = cstate["agg_mean"], a.mean(0)
+        cstate["agg"] = a
+        ctx.sent += links(W)
+
+    def aggregate_row(self, c: int, X: torch.Tensor, W: torch.Tensor, cstate: dict) -> torch.Tensor:
+        """The public code's sequential (Gauss-Seidel) aggregation for client c (card dfedcata §3.2 item 1).
+
+        ``X`` holds the current models: rows j < c already trained this round, rows j >= c from the last round.
+        Returns client c's starting point y_c and records a_c.
+        """
+        w = (W.to_dense() if W.layout != torch.strided else W)[c].to(X.dtype)
+        a = w @ X
+        y = self._extrapolate(a, X[c], cstate["agg"][c])
+        cstate["agg"][c] = a
+        return y
+
+
+class push_sum(CommRule):
+    """Push-sum mixing with a column-stochastic P: x <- P x, w <- P w (card dfedsgpsm §3.1 lines 14-16).
+
+    ``x`` holds the numerators; local rules take gradients at z = x / w (``StepContext.point``). With
+    w^0 = 1, sum_i w_i = m at every round. Each link carries the pair (x, w), counted as one model.
+    """
+
+    name = "push_sum"
+
+    def init_state(self, x):
+        return {"ps_weight": torch.ones(x.shape[0], 1, dtype=x.dtype, device=x.device)}
+
+    def apply(self, state, cstate, ctx):
+        P = ctx.W()
+        state["x"] = mix(P, state["x"])
+        state["ps_weight"] = mix(P, state["ps_weight"])
+        ctx.sent += links(P)
+
+
+class server_average(CommRule):
+    """Centralized server round with global lr 1: x <- sum_{i in S} p_i x_i, sent back to all clients.
+
+    FedAvg / FedProx / FedSAM / SCAFFOLD (cards dfedsam §3.3, dfedcata §3.3). ``weights`` (length m, e.g. the
+    clients' sample counts) gives the weighted average; default uniform over the participants S.
+    """
+
+    name = "server_average"
+
+    def __init__(self, weights=None):
+        self.weights = None if weights is None else torch.as_tensor(np.asarray(weights, dtype=np.float64))
+
+    def apply(self, state, cstate, ctx):
+        x = state["x"]
+        p = torch.ones(len(ctx.active), dtype=x.dtype, device=x.device)
+        if self.weights is not None:
+            p = self.weights[ctx.active.cpu()].to(x.dtype).to(x.device)
+        p = p / p.sum()
+        avg = p @ x[ctx.active]
+        state["x"] = avg.expand_as(x).clone()
+        ctx.sent += 2 * len(ctx.active)
+
+
+class scaffold_control(CommRule):
+    """SCAFFOLD server control update c <- c + (1/m) sum_{i in S} (c_i^+ - c_i), broadcast (Karimireddy et al. 2020)."""
+
+    name = "scaffold_control"
+
+    def apply(self, state, cstate, ctx):
+        c = state["c_global"][0] + state["c_delta"][ctx.active].sum(0) / ctx.m
+        state["c_global"] = c.expand_as(state["c_global"]).clone()
+        state["c_delta"] = torch.zeros_like(state["c_delta"])
+        ctx.sent += 2 * len(ctx.active)
+
+
+class chain_comm(CommRule):
+    """Apply communication rules in order."""
+
+    name = "chain_comm"
+
+    def __init__(self, *rules: CommRule):
+        self.rules = rules
+        self.draws = max(r.draws for r in rules)
+
+    def init(self, x):
+        out = {}
+        for r in self.rules:
+            out.update(r.init(x))
+        return out
+
+    def init_state(self, x):
+        out = {}
+        for r in self.rules:
+            out.update(r.init_state(x))
+        return out
+
+    def apply(self, state, cstate, ctx):
+        for r in self.rules:
+            r.apply(state, cstate, ctx)

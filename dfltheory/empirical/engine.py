@@ -1,0 +1,183 @@
+"""The vectorized training engine: one round = K batched local steps + one communication rule.
+
+State: ``state`` maps names to tensors stacked over the m clients (``x`` the models, plus the local rules'
+momentum / dual variables / control variates); ``cstate`` holds the communication rule's tensors (DFedCata's
+aggregated models). A round t:
+
+1. ``plan(t)``: draw the minibatch indices of all K steps (K, m, b) and the participants, from one
+   ``torch.Generator`` (on CPU, so CPU and CUDA runs see the same batches);
+2. local phase on the participants: K times ``x <- x - eta_t d`` with ``d`` from the local rule, its
+   gradients from ``vmap(grad(loss))`` over the clients (:mod:`dfltheory.empirical.functional`);
+3. communication rule (gossip etc., a matrix product with W).
+
+``sequential=True`` runs the DFedCata public code's Gauss-Seidel schedule instead (card dfedcata §3.2
+item 1): client c aggregates, trains, and overwrites its row before client c+1 aggregates.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+
+from dfltheory.empirical.algorithms import Algorithm
+from dfltheory.empirical.communication import CommContext, Mixing, links, nesterov_extrapolation
+from dfltheory.empirical.functional import FlatModel
+from dfltheory.empirical.rules import StepContext
+
+
+class ClientSampler:
+    """Minibatch indices per client: b draws with replacement from the client's own index pool.
+
+    ``batch_size=None`` means full local batches (every step uses the whole local data set, in order; needs
+    equal client sizes). Sampling runs on CPU with the caller's generator.
+    """
+
+    def __init__(self, client_indices, batch_size: int | None):
+        sizes = [len(ix) for ix in client_indices]
+        if min(sizes) == 0:
+            raise ValueError("a client has no training data; use a partition that gives every client samples")
+        if batch_size is None and len(set(sizes)) != 1:
+            raise ValueError("full local batches need equal client sizes; pass a batch size")
+        if batch_size is not None and batch_size < 1:
+            raise ValueError(f"batch size must be >= 1, got {batch_size}")
+        self.m, self.batch_size = len(sizes), batch_size
+        self.sizes = torch.tensor(sizes)
+        self.pools = torch.zeros(self.m, max(sizes), dtype=torch.long)
+        for i, ix in enumerate(client_indices):
+            self.pools[i, : len(ix)] = torch.as_tensor(ix, dtype=torch.long).cpu()
+
+    def draw(self, K: int, generator: torch.Generator) -> torch.Tensor:
+        """Indices into the training set, shape (K, m, b)."""
+        if self.batch_size is None:
+            return self.pools.unsqueeze(0).expand(K, -1, -1).clone()
+        u = torch.rand(K, self.m, self.batch_size, generator=generator, dtype=torch.float64)
+        pos = (u * self.sizes[None, :, None]).long().clamp_max(self.sizes[None, :, None] - 1)
+        return torch.gather(self.pools.unsqueeze(0).expand(K, -1, -1), 2, pos)
+
+
+@dataclass
+class RoundPlan:
+    idx: torch.Tensor  # (K, m, b) sample indices
+    active: torch.Tensor  # participants (sorted)
+    lr: float
+    K: int
+
+
+class Engine:
+    """Runs an :class:`Algorithm` on federated data; see the module docstring for one round."""
+
+    def __init__(self, model: FlatModel, data, algorithm: Algorithm, mixing: Mixing | None = None, *, K: int,
+                 lr: float, lr_decay: float = 1.0, batch_size: int | None = 32, seed: int = 0, device="cpu",
+                 sequential: bool = False, x0: torch.Tensor | None = None, client_chunk: int | None = None):
+        self.device = torch.device(device)
+        self.model, self.data, self.algo, self.mixing = model.to(self.device), data, algorithm, mixing
+        self.m = len(data.client_indices)
+        self.K = algorithm.K or K
+        if self.K < 1:
+            raise ValueError(f"K (local steps per round) must be >= 1, got {K}")
+        if lr <= 0:
+            raise ValueError(f"the learning rate must be > 0, got {lr}")
+        self.lr, self.lr_decay, self.seed = lr, lr_decay, seed
+        if algorithm.decentralized and mixing is None:
+            raise ValueError(f"{algorithm.name} is decentralized and needs a topology (mixing matrix)")
+        if mixing is not None and mixing.m != self.m:
+            raise ValueError(f"the mixing matrix is {mixing.m}x{mixing.m} but there are {self.m} clients")
+        if sequential and not isinstance(algorithm.comm, nesterov_extrapolation):
+            raise ValueError("the sequential (in-place) aggregation exists only for dfedcata")
+        self.sequential, self.client_chunk = sequential, client_chunk
+        self.sampler = ClientSampler(data.client_indices, batch_size)
+        self.x_train = torch.as_tensor(data.x_train).to(self.device)
+        self.y_train = torch.as_tensor(data.y_train).to(self.device)
+        self.generator = torch.Generator().manual_seed(seed)
+        x0 = model.initial() if x0 is None else x0
+        x = x0.to(self.device).expand(self.m, -1).clone()  # all clients start at the same x^0 (card dfedsam §11)
+        self.state = {"x": x, **algorithm.local.init(x), **algorithm.comm.init_state(x)}
+        self.cstate = algorithm.comm.init(x)
+        self.t, self.sent = 0, 0
+        self.xbar_prev = algorithm.average(self.state, self.cstate).clone()  # x_bar^{-1} := x_bar^0
+
+    # ----- one round -------------------------------------------------------------------------------------
+    def lr_at(self, t: int) -> float:
+        return self.lr * self.lr_decay**t
+
+    def plan(self, t: int) -> RoundPlan:
+        idx = self.sampler.draw(self.K, self.generator)
+        if self.algo.participation < 1.0:
+            S = max(1, round(self.algo.participation * self.m))
+            active = torch.randperm(self.m, generator=self.generator)[:S].sort().values
+        else:
+            active = torch.arange(self.m)
+        return RoundPlan(idx, active, self.lr_at(t), self.K)
+
+    def local_phase(self, state: dict, idx: torch.Tensor, lr: float) -> dict:
+        """K local steps of every row of ``state`` (vectorized); ``idx`` is (K, rows, b)."""
+        idx = idx.to(self.device)
+        ctx = StepContext(state=dict(state), anchor=state["x"], grad=None, lr=lr, K=self.K)
+        rule = self.algo.local
+        rule.round_start(ctx)
+        for k in range(self.K):
+            xb, yb = self.x_train[idx[k]], self.y_train[idx[k]]
+            ctx.k, ctx.grad = k, (lambda X, xb=xb, yb=yb: self.model.batched_grad(X, xb, yb, self.client_chunk))
+            d = rule.direction(None, ctx)
+            ctx.state["x"] = torch.add(ctx.x, d, alpha=-lr)  # x <- x - eta d, one fused pass
+        rule.round_end(ctx)
+        return ctx.state
+
+    def round(self) -> dict:
+        """Run round ``self.t``; returns {'sent': models sent this round}."""
+        plan = self.plan(self.t)
+        ctx = CommContext(self.t, self.m, plan.active.to(self.device), self.mixing, self.algo.comm.draws)
+        self.xbar_prev = self.x_bar().clone()  # x_bar^t, kept for the auxiliary sequences after the round
+        if self.sequential:
+            self._sequential_round(plan, ctx)
+        else:
+            a = ctx.active
+            if len(a) == self.m:
+                self.state = self.local_phase(self.state, plan.idx, plan.lr)
+            else:
+                sub = self.local_phase({k: v[a] for k, v in self.state.items()}, plan.idx[:, plan.active], plan.lr)
+                for k, v in sub.items():
+                    self.state[k] = self.state[k].index_copy(0, a, v)
+            self.algo.comm.apply(self.state, self.cstate, ctx)
+        self.t += 1
+        self.sent += ctx.sent
+        return {"sent": ctx.sent, "lr": plan.lr}
+
+    def _sequential_round(self, plan: RoundPlan, ctx: CommContext) -> None:
+        """Card dfedcata §3.2 item 1: for c = 1..m: aggregate (new rows j < c), extrapolate, train, overwrite."""
+        comm: nesterov_extrapolation = self.algo.comm
+        W = ctx.W()
+        X = self.state["x"].clone()
+        for c in range(self.m):
+            y = comm.aggregate_row(c, X, W, self.cstate)
+            row = {k: v[c : c + 1] for k, v in self.state.items()}
+            row["x"] = y.unsqueeze(0)
+            row = self.local_phase(row, plan.idx[:, c : c + 1], plan.lr)
+            X[c] = row["x"][0]
+            for k, v in row.items():
+                if k != "x":
+                    self.state[k][c] = v[0]
+        self.state["x"] = X
+        self.cstate["agg_mean_prev"], self.cstate["agg_mean"] = self.cstate["agg_mean"], self.cstate["agg"].mean(0)
+        ctx.sent += links(W)
+
+    # ----- averages and checkpoints ---------------------------------------------------------------------
+    def x_bar(self) -> torch.Tensor:
+        return self.algo.average(self.state, self.cstate)
+
+    def aux_points(self) -> dict[str, torch.Tensor]:
+        if self.algo.aux is None:
+            return {}
+        return self.algo.aux(self.x_bar(), self.xbar_prev, self.cstate, self.lr_at(max(self.t - 1, 0)), self.K)
+
+    def state_dict(self) -> dict:
+        return {"t": self.t, "sent": self.sent, "state": self.state, "cstate": self.cstate,
+                "xbar_prev": self.xbar_prev, "generator": self.generator.get_state()}
+
+    def load_state_dict(self, sd: dict) -> None:
+        self.t, self.sent = sd["t"], sd["sent"]
+        self.state = {k: v.to(self.device) for k, v in sd["state"].items()}
+        self.cstate = {k: v.to(self.device) for k, v in sd["cstate"].items()}
+        self.xbar_prev = sd["xbar_prev"].to(self.device)
+        self.generator.set_state(sd["generator"])

@@ -1,0 +1,66 @@
+"""A model as a function of one flat parameter vector, batched over clients with torch.func.
+
+All client state in the engine is a tensor of shape ``(m, d)``: row i is client i's parameter vector. The
+model is called through ``torch.func.functional_call`` on views of one row, so ``vmap`` over the rows gives all
+clients' forward passes, and ``vmap(grad(...))`` all clients' stochastic gradients, in one call.
+
+The module is put in eval mode: the engine's models are expected to have no dropout and no batch-norm
+statistics (the papers replace batch-norm by group-norm); buffers are shared by all clients and never updated.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+
+import torch
+from torch import nn
+from torch.func import functional_call, grad, vmap
+
+Loss = Callable[[torch.Tensor, torch.Tensor], torch.Tensor]
+
+
+class FlatModel:
+    """``module`` seen as ``x -> module(x; params)`` with ``params`` one flat vector of length ``dim``."""
+
+    def __init__(self, module: nn.Module, loss: Loss):
+        self.module = module.eval()
+        params = dict(module.named_parameters())
+        if not params:
+            raise ValueError("the model has no parameters; pass a module with trainable parameters")
+        self.names = list(params)
+        self.shapes = [p.shape for p in params.values()]
+        self.numels = [math.prod(s) for s in self.shapes]
+        self.dim = sum(self.numels)
+        self.loss = loss
+        self.buffers = dict(module.named_buffers())
+
+    def to(self, device) -> FlatModel:
+        self.module.to(device)
+        self.buffers = dict(self.module.named_buffers())
+        return self
+
+    def initial(self) -> torch.Tensor:
+        """The module's current parameters as one flat vector (a copy)."""
+        return torch.cat([p.detach().reshape(-1) for p in self.module.parameters()]).clone()
+
+    def unflatten(self, flat: torch.Tensor) -> dict[str, torch.Tensor]:
+        return {n: p.view(s) for n, p, s in zip(self.names, flat.split(self.numels), self.shapes)}
+
+    def forward(self, flat: torch.Tensor, inputs: torch.Tensor) -> torch.Tensor:
+        return functional_call(self.module, (self.unflatten(flat), self.buffers), (inputs,))
+
+    def loss_at(self, flat: torch.Tensor, inputs: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
+        return self.loss(self.forward(flat, inputs), targets)
+
+    def batched_grad(self, X: torch.Tensor, inputs: torch.Tensor, targets: torch.Tensor,
+                     chunk_size: int | None = None) -> torch.Tensor:
+        """Row i: grad of client i's minibatch loss at ``X[i]``; shapes (m, d), (m, b, ...), (m, b).
+
+        ``chunk_size`` vmaps over that many clients at a time (bounds activation memory, e.g. VGG-11 on a GPU).
+        """
+        return vmap(grad(self.loss_at), chunk_size=chunk_size)(X, inputs, targets)
+
+    def batched_forward(self, X: torch.Tensor, inputs: torch.Tensor) -> torch.Tensor:
+        """Outputs of every client's model on the same inputs: (m, n, ...)."""
+        return vmap(self.forward, in_dims=(0, None))(X, inputs)

@@ -1,0 +1,252 @@
+"""Local update rules: small composable transforms of the local step direction (optax style).
+
+A local step of every algorithm here is ``x <- x - eta * d`` with the direction ``d`` built by a chain of
+transforms. The first transform of a chain is a gradient oracle (:func:`gradient` or :func:`sam`); the others
+modify the direction (:func:`proximal`, :func:`admm_dual`, :func:`scaffold_correction`, :func:`momentum`,
+:func:`weight_decay`, :func:`clip`). All tensors are stacked over clients, shape ``(a, d)`` for the ``a``
+clients that train this round, so every transform is a few row-wise tensor operations.
+
+Hooks, all optional: ``init(x)`` returns the transform's per-client state entries; ``round_start(ctx)``
+runs before the K local steps; ``round_end(ctx)`` after them (it may replace ``x`` by the message to send,
+as DFedADMM does).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import torch
+
+EPS = 1e-12  # added to SAM's ||g|| to avoid 0/0 (the papers divide by ||g|| exactly; card dfedsam §3.1)
+
+
+@dataclass
+class StepContext:
+    """What a transform sees. ``state`` holds ``x`` and every transform's per-client tensors (rows = clients)."""
+
+    state: dict[str, torch.Tensor]
+    anchor: torch.Tensor  # round-start models x^t (the centre of proximal / ADMM terms)
+    grad: Callable[[torch.Tensor], torch.Tensor]  # X -> stacked minibatch gradients at X (this step's batch)
+    lr: float
+    K: int
+    k: int = 0
+
+    @property
+    def x(self) -> torch.Tensor:
+        return self.state["x"]
+
+    @property
+    def point(self) -> torch.Tensor:
+        """Where gradients are taken: x, or the de-biased z = x / w under push-sum (card dfedsgpsm §3.1 line 5)."""
+        w = self.state.get("ps_weight")
+        return self.state["x"] if w is None else self.state["x"] / w
+
+
+def _row_norm(t: torch.Tensor) -> torch.Tensor:
+    return t.norm(dim=1, keepdim=True)
+
+
+class Transform:
+    name = "transform"
+
+    def init(self, x: torch.Tensor) -> dict[str, torch.Tensor]:
+        return {}
+
+    def round_start(self, ctx: StepContext) -> None:
+        pass
+
+    def direction(self, d: torch.Tensor | None, ctx: StepContext) -> torch.Tensor:
+        raise NotImplementedError
+
+    def round_end(self, ctx: StepContext) -> None:
+        pass
+
+
+class gradient(Transform):
+    """Plain stochastic gradient g = grad F_i(x; xi) (card dfedsam §3.1, eq. (3) with rho = 0)."""
+
+    name = "gradient"
+
+    def direction(self, d, ctx):
+        return ctx.grad(ctx.point)
+
+
+class sam(Transform):
+    """SAM gradient: g = grad F_i(x; xi), then grad F_i(x + rho g/||g||; xi) on the SAME batch.
+
+    DFedSAM seed 001 L76-84 (eq. (3)), card dfedsam §3.1; DFedADMM-SAM seed 004 box lines 10-12, card
+    dfedadmm §3.2; DFedSGPSM lines 7-9 at the de-biased point (card dfedsgpsm §3.1). The norm is the whole
+    vector's (not per layer), plus EPS.
+    """
+
+    name = "sam"
+
+    def __init__(self, rho: float):
+        if rho < 0:
+            raise ValueError(f"rho must be >= 0, got {rho}")
+        self.rho = rho
+
+    def direction(self, d, ctx):
+        z = ctx.point
+        g = ctx.grad(z)
+        return ctx.grad(z + self.rho * g / (_row_norm(g) + EPS))
+
+
+class weight_decay(Transform):
+    """d + wd * x (ordinary L2 weight decay of the papers' SGD, e.g. 5e-4; card dfedsam §8)."""
+
+    name = "weight_decay"
+
+    def __init__(self, wd: float):
+        self.wd = wd
+
+    def direction(self, d, ctx):
+        return d + self.wd * ctx.x
+
+
+class proximal(Transform):
+    """d + mu (x - x^t): FedProx's term, and DFedCata's Moreau-envelope penalty with mu = lam_pen.
+
+    Card dfedcata §3.1 "local subproblem": x <- x - eta (g + lam_pen (x - y_i^t)); FedProx card dfedcata §3.3.
+    """
+
+    name = "proximal"
+
+    def __init__(self, mu: float):
+        if mu < 0:
+            raise ValueError(f"mu must be >= 0, got {mu}")
+        self.mu = mu
+
+    def direction(self, d, ctx):
+        return d + self.mu * (ctx.x - ctx.anchor)
+
+
+class admm_dual(Transform):
+    """DFedADMM's augmented-Lagrangian step and dual update (seed 004 box lines 6/13, 15, 16; card dfedadmm §3.2).
+
+    step:      d - ghat_i^{t-1} + (1/lam)(x - x_i^t)                  eq. (6)
+    round end: ghat_i^t = ghat_i^{t-1} - (1/lam)(x_{i,K} - x_i^t)     line 15
+               message z_i^t = x_{i,K} - lam * ghat_i^{t-1}            line 16 (OLD dual; replaces x)
+    """
+
+    name = "admm_dual"
+
+    def __init__(self, lam: float):
+        if lam <= 0:
+            raise ValueError(f"the ADMM penalty lam must be > 0, got {lam}")
+        self.lam = lam
+
+    def init(self, x):
+        return {"dual": torch.zeros_like(x)}  # ghat_i^{-1} = 0
+
+    def direction(self, d, ctx):
+        return d - ctx.state["dual"] + (ctx.x - ctx.anchor) / self.lam
+
+    def round_end(self, ctx):
+        old = ctx.state["dual"]
+        ctx.state["dual"] = old - (ctx.x - ctx.anchor) / self.lam
+        ctx.state["x"] = ctx.x - self.lam * old
+
+
+class scaffold_correction(Transform):
+    """SCAFFOLD (Karimireddy et al. 2020, option II): d - c_i + c; c_i^+ = c_i - c + (x^t - x_K)/(K eta).
+
+    The server's control update c <- c + (1/m) sum_{i in S} (c_i^+ - c_i) is communication
+    (:class:`dfltheory.empirical.communication.scaffold_control`); this rule leaves c_i^+ - c_i in ``c_delta``.
+    """
+
+    name = "scaffold"
+
+    def init(self, x):
+        z = torch.zeros_like(x)
+        return {"c_local": z, "c_global": z.clone(), "c_delta": z.clone()}
+
+    def direction(self, d, ctx):
+        return d - ctx.state["c_local"] + ctx.state["c_global"]
+
+    def round_end(self, ctx):
+        s = ctx.state
+        new = s["c_local"] - s["c_global"] + (ctx.anchor - ctx.x) / (ctx.K * ctx.lr)
+        s["c_delta"] = new - s["c_local"]
+        s["c_local"] = new
+
+
+class momentum(Transform):
+    """Local heavy-ball momentum v <- beta v + d, step along v (DFedAvgM, Sun, Li & Wang 2022; card dfedsam §3.3).
+
+    With ``reset=True`` (DFedAvgM's y^{t,-1} = y^{t,0}) the buffer restarts at 0 every round.
+    """
+
+    name = "momentum"
+
+    def __init__(self, beta: float, reset: bool = True):
+        if not 0 <= beta < 1:
+            raise ValueError(f"momentum beta must be in [0, 1), got {beta}")
+        self.beta, self.reset = beta, reset
+
+    def init(self, x):
+        return {"momentum": torch.zeros_like(x)}
+
+    def round_start(self, ctx):
+        if self.reset:
+            ctx.state["momentum"] = torch.zeros_like(ctx.x)
+
+    def direction(self, d, ctx):
+        v = self.beta * ctx.state["momentum"] + d
+        ctx.state["momentum"] = v
+        return v
+
+
+class clip(Transform):
+    """Per-client norm clipping of the direction (DFedCata code: clip_grad_norm_(max_norm=10); card §3.2 item 4)."""
+
+    name = "clip"
+
+    def __init__(self, max_norm: float):
+        if max_norm <= 0:
+            raise ValueError(f"max_norm must be > 0, got {max_norm}")
+        self.max_norm = max_norm
+
+    def direction(self, d, ctx):
+        return d * torch.clamp(self.max_norm / (_row_norm(d) + EPS), max=1.0)
+
+
+class chain(Transform):
+    """Compose transforms left to right; the first must be a gradient oracle (``gradient`` or ``sam``)."""
+
+    name = "chain"
+
+    def __init__(self, *transforms: Transform):
+        if not transforms or not isinstance(transforms[0], (gradient, sam)):
+            transforms = (gradient(), *transforms)
+        if any(isinstance(t, (gradient, sam)) for t in transforms[1:]):
+            raise ValueError("only the first transform of a chain may be a gradient oracle (gradient or sam)")
+        self.transforms = transforms
+
+    def init(self, x):
+        out: dict[str, torch.Tensor] = {}
+        for t in self.transforms:
+            out.update(t.init(x))
+        return out
+
+    def round_start(self, ctx):
+        for t in self.transforms:
+            t.round_start(ctx)
+
+    def direction(self, d, ctx):
+        for t in self.transforms:
+            d = t.direction(d, ctx)
+        return d
+
+    def round_end(self, ctx):
+        for t in self.transforms:
+            t.round_end(ctx)
+
+    def __repr__(self):
+        return " -> ".join(t.name for t in self.transforms)
+
+
+def sgd(*modifiers: Transform) -> chain:
+    """Local SGD with optional modifiers: ``sgd(momentum(0.9))``."""
+    return chain(gradient(), *modifiers)

@@ -1,0 +1,387 @@
+"""The vectorized engine against the per-client reference loop, the reductions between algorithms, and the
+closed-form fixed point of DFedAvg on a quadratic."""
+
+import numpy as np
+import pytest
+import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from torch import nn
+
+from dfltheory.empirical import algorithms as A
+from dfltheory.empirical import communication as C
+from dfltheory.empirical import data as D
+from dfltheory.empirical.engine import ClientSampler, Engine
+from dfltheory.empirical.functional import FlatModel
+from dfltheory.empirical.metrics import Evaluator, consensus, measure
+from dfltheory.empirical.models import loss_fn
+from dfltheory.empirical.reference import ReferenceRun
+
+
+@pytest.fixture(autouse=True, scope="module")
+def one_thread():
+    """2 shared cores: several torch threads per process oversubscribe them and spin (100x slower)."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
+M = 6
+
+
+def ring(m, self_weight=1 / 3):
+    W = np.eye(m) * self_weight
+    for i in range(m):
+        W[i, (i + 1) % m] += (1 - self_weight) / 2
+        W[i, (i - 1) % m] += (1 - self_weight) / 2
+    return W
+
+
+class RandomPermutationTopology:
+    """Time-varying symmetric doubly stochastic W_t = (I + P_t + P_t^T)/3 with a random permutation P_t."""
+
+    time_varying = True
+
+    def __init__(self, m):
+        self.m = m
+
+    def matrix(self, t):
+        P = np.eye(self.m)[np.random.default_rng(t).permutation(self.m)]
+        return (np.eye(self.m) + P + P.T) / 3
+
+
+class RandomPushSumTopology:
+    """Time-varying column-stochastic P_t: client i keeps a share and pushes to 2 random others, equal shares."""
+
+    time_varying = True
+
+    def __init__(self, m):
+        self.m = m
+
+    def matrix(self, t):
+        rng = np.random.default_rng(100 + t)
+        P = np.eye(self.m)
+        for i in range(self.m):
+            P[rng.choice(np.delete(np.arange(self.m), i), 2, replace=False), i] = 1
+        return P / P.sum(0, keepdims=True)
+
+
+@pytest.fixture(scope="module")
+def data():
+    return D.load("digits", M, partition="dirichlet", alpha=0.5, seed=1)
+
+
+def net(data, seed=0, hidden=8):
+    torch.manual_seed(seed)
+    return nn.Sequential(nn.Flatten(), nn.Linear(int(np.prod(data.input_shape)), hidden), nn.Tanh(),
+                         nn.Linear(hidden, data.num_classes))
+
+
+def engine_for(data, name, mixing=None, K=3, lr=0.05, seed=0, sequential=False, **hp):
+    algo = A.make(name, **hp)
+    model = FlatModel(net(data), loss_fn(data.task))
+    mixing = mixing if mixing is not None else C.Mixing(ring(M))
+    return Engine(model, data, algo, mixing if algo.decentralized else None, K=K, lr=lr, lr_decay=0.9,
+                  batch_size=5, seed=seed, sequential=sequential)
+
+
+def recorded(engine):
+    """Make ``engine`` remember its round plans (minibatches, participants) for the reference loop."""
+    plans = []
+    original = engine.plan
+
+    def plan(t):
+        plans.append(original(t))
+        return plans[-1]
+
+    engine.plan = plan
+    return plans
+
+
+CASES = [(name, {}) for name in A.NAMES] + [
+    ("dfedcata", {"mode": "B"}),
+    ("dfedcata", {"mode": "A", "sequential": True}),
+    ("dfedcata", {"mode": "B", "sequential": True}),
+    ("dfedsam-mgs", {"Q": 3, "fresh_gossip": True, "topology": "time-varying"}),
+    ("dfedavg", {"topology": "time-varying"}),
+    ("fedavg", {"participation": 0.5}),
+    ("dfedsgpsm", {"topology": "push-sum"}),
+    ("sgp", {"topology": "push-sum"}),
+]
+
+
+@pytest.mark.parametrize("name,opts", CASES, ids=[f"{n}-{'-'.join(map(str, o.values()))}" for n, o in CASES])
+def test_vectorized_round_equals_per_client_reference(data, name, opts):
+    opts = dict(opts)
+    seq = opts.pop("sequential", False)
+    topologies = {"time-varying": RandomPermutationTopology, "push-sum": RandomPushSumTopology}
+    topo = topologies.get(opts.pop("topology", None))
+    mixing = C.Mixing(topo(M)) if topo else C.Mixing(ring(M))
+    eng = engine_for(data, name, mixing=mixing, sequential=seq, **opts)
+    plans = recorded(eng)
+    x0 = eng.state["x"][0].clone()
+    ref = ReferenceRun(name, net(data), loss_fn(data.task), eng.x_train, eng.y_train, x0, M, eng.K, hp=opts,
+                       sequential=seq)
+    for t in range(3):
+        eng.round()
+        ref.round(plans[-1], lambda q, t=t: mixing.at(t * eng.algo.comm.draws + q))
+    err = (eng.state["x"] - torch.stack(ref.x)).abs().max().item()
+    assert err < 1e-6, err
+    assert (eng.state["x"] - x0).abs().max() > 1e-3  # the models did move
+
+
+def run_rounds(eng, rounds=3):
+    for _ in range(rounds):
+        eng.round()
+    return eng.state["x"]
+
+
+@pytest.mark.parametrize("a,b", [
+    (("dfedcata", {"beta": 0.0, "lam_pen": 0.0}), ("dfedavg", {})),
+    (("dfedcata", {"beta": 0.0, "lam_pen": 0.0, "mode": "B"}), ("dfedavg", {})),
+    (("dfedsam-mgs", {"Q": 1, "rho": 0.05}), ("dfedsam", {"rho": 0.05})),
+    (("dfedsam", {"rho": 0.0}), ("dfedavg", {})),
+    (("fedsam", {"rho": 0.0}), ("fedavg", {})),
+    (("fedprox", {"mu": 0.0}), ("fedavg", {})),
+    (("dfedavgm", {"momentum": 0.0}), ("dfedavg", {})),
+])
+def test_reductions(data, a, b):
+    xa = run_rounds(engine_for(data, a[0], **a[1]))
+    xb = run_rounds(engine_for(data, b[0], **b[1]))
+    assert torch.allclose(xa, xb, atol=1e-6, rtol=0)
+
+
+def test_reductions_are_not_vacuous(data):
+    """The same comparison detects a real difference (beta > 0, rho > 0)."""
+    x_avg = run_rounds(engine_for(data, "dfedavg"))
+    assert not torch.allclose(run_rounds(engine_for(data, "dfedcata", beta=0.5, lam_pen=0.0)), x_avg, atol=1e-6)
+    assert not torch.allclose(run_rounds(engine_for(data, "dfedsam", rho=0.5)), x_avg, atol=1e-6)
+
+
+def test_complete_graph_one_step_is_minibatch_sgd_on_the_average(data):
+    W = np.full((M, M), 1 / M)
+    eng = engine_for(data, "dfedavg", mixing=C.Mixing(W), K=1)
+    plans = recorded(eng)
+    xbar = eng.state["x"][0].clone()
+    for _ in range(3):
+        eng.round()
+        p = plans[-1]
+        g = eng.model.batched_grad(xbar.expand(M, -1), eng.x_train[p.idx[0]], eng.y_train[p.idx[0]]).mean(0)
+        xbar = xbar - p.lr * g
+        assert torch.allclose(eng.state["x"], xbar.expand(M, -1), atol=1e-6)
+
+
+def random_doubly_stochastic(m, seed):
+    rng = np.random.default_rng(seed)
+    W = sum(c * np.eye(m)[rng.permutation(m)] for c in rng.dirichlet(np.ones(4)))  # Birkhoff combination
+    return W
+
+
+@settings(max_examples=25, deadline=None)
+@given(seed=st.integers(0, 2**16), beta=st.floats(0.1, 0.95))
+def test_nesterov_mode_A_keeps_the_mean_mode_B_does_not(seed, beta):
+    m, d = 7, 5
+    W = torch.tensor(random_doubly_stochastic(m, seed), dtype=torch.float64)
+    gen = torch.Generator().manual_seed(seed)
+    x0, x1 = torch.randn(m, d, generator=gen, dtype=torch.float64), torch.randn(m, d, generator=gen,
+                                                                                 dtype=torch.float64)
+    means = {}
+    for mode in "AB":
+        rule = C.nesterov_extrapolation(beta, mode)
+        cstate, state = rule.init(x0), {"x": x0.clone()}
+        ctx = C.CommContext(0, m, torch.arange(m), None)
+        ctx.W = lambda q=0: W
+        rule.apply(state, cstate, ctx)  # round 0: a^0 = x0 in both modes
+        state["x"] = x1.clone()
+        rule.apply(state, cstate, ctx)
+        means[mode] = state["x"].mean(0)
+    assert torch.allclose(means["A"], x1.mean(0), atol=1e-12)
+    assert not torch.allclose(means["B"], x1.mean(0), atol=1e-6)
+
+
+@settings(max_examples=25, deadline=None)
+@given(seed=st.integers(0, 2**16), Q=st.integers(1, 4))
+def test_gossip_with_symmetric_doubly_stochastic_W_keeps_the_mean_and_contracts(seed, Q):
+    m, d = 6, 4
+    W = random_doubly_stochastic(m, seed)
+    W = torch.tensor((W + W.T) / 2, dtype=torch.float64)  # symmetric doubly stochastic: |eigenvalues| <= 1
+    X = torch.randn(m, d, generator=torch.Generator().manual_seed(seed), dtype=torch.float64)
+    state = {"x": X.clone()}
+    ctx = C.CommContext(0, m, torch.arange(m), None)
+    ctx.W = lambda q=0: W
+    C.multi_gossip(Q).apply(state, {}, ctx)
+    assert torch.allclose(state["x"].mean(0), X.mean(0), atol=1e-12)
+    assert consensus(state["x"]) <= consensus(X) + 1e-12
+    assert ctx.sent == Q * int(((W != 0) & ~torch.eye(m, dtype=torch.bool)).sum())
+
+
+def test_sparse_and_dense_mixing_agree(data):
+    dense = run_rounds(engine_for(data, "dfedsam-mgs", Q=2))
+    sparse = run_rounds(engine_for(data, "dfedsam-mgs", Q=2, mixing=C.Mixing(ring(M), sparse=True)))
+    assert torch.allclose(dense, sparse, atol=1e-6)
+
+
+def test_models_sent_counts_links(data):
+    eng = engine_for(data, "dfedsam-mgs", Q=3)
+    eng.round()
+    assert eng.sent == 3 * 2 * M  # ring: 2 neighbours per client, Q gossip steps
+    eng = engine_for(data, "scaffold", participation=0.5)
+    eng.round()
+    assert eng.sent == 4 * (M // 2)  # models and control variates, up and down
+
+
+def test_admm_message_identity(data):
+    """Card dfedadmm §3.2 (iii): z_i^t = x_i^t - lam ghat_i^t exactly (visible with W = I)."""
+    lam = 0.2
+    eng = engine_for(data, "dfedadmm", mixing=C.Mixing(np.eye(M)), lam=lam)
+    for _ in range(3):
+        x_start = eng.state["x"].clone()
+        eng.round()
+        assert torch.allclose(eng.state["x"], x_start - lam * eng.state["dual"], atol=1e-6)
+
+
+def test_admm_aux_sequence_is_xbar_when_lr_equals_lam(data):
+    """Card dfedadmm §3.2 (v): eta_l = lam gives gamma = 1 and w^t = x_bar^t."""
+    eng = engine_for(data, "dfedadmm", lam=0.05, lr=0.05)
+    eng.lr_decay = 1.0
+    eng.round()
+    eng.round()
+    assert torch.allclose(eng.aux_points()["w"], eng.x_bar(), atol=1e-7)
+    eng2 = engine_for(data, "dfedadmm", lam=0.2, lr=0.05)
+    eng2.round()
+    eng2.round()
+    assert not torch.allclose(eng2.aux_points()["w"], eng2.x_bar(), atol=1e-5)
+
+
+def test_dfedavg_fixed_point_bias_matches_closed_form():
+    """Full-batch DFedAvg on f_i(x) = 1/(2n)||A_i x - b_i||^2: X* solves X = W (M_i x_i + r_i) blockwise with
+    M_i = (I - eta H_i)^K, r_i = sum_{j<K} (I - eta H_i)^j eta c_i; its mean differs from x* (the bias)."""
+    m, dim, K, lr = 4, 3, 4, 0.1
+    fd = D.load("synthetic-quadratic", m, seed=3, dim=dim, n_per_client=8, heterogeneity=2.0)
+    W = ring(m, self_weight=0.5)
+    torch.manual_seed(0)
+    model = FlatModel(nn.Sequential(nn.Flatten(), nn.Linear(dim, 1, bias=False)), loss_fn("regression"))
+    eng = Engine(model, fd, A.make("dfedavg"), C.Mixing(W), K=K, lr=lr, batch_size=None)
+    for _ in range(600):
+        eng.round()
+    H, c = [], []
+    for ix in fd.client_indices:
+        Ai, bi = fd.x_train[ix].double().numpy(), fd.y_train[ix].double().numpy()
+        H.append(Ai.T @ Ai / len(ix))
+        c.append(Ai.T @ bi / len(ix))
+    I = np.eye(dim)
+    Mi = [np.linalg.matrix_power(I - lr * h, K) for h in H]
+    ri = [sum(np.linalg.matrix_power(I - lr * h, j) for j in range(K)) @ (lr * ci) for h, ci in zip(H, c)]
+    big = np.kron(W, I) @ np.block([[Mi[i] if i == j else np.zeros((dim, dim)) for j in range(m)] for i in range(m)])
+    X_star = np.linalg.solve(np.eye(m * dim) - big, np.kron(W, I) @ np.concatenate(ri)).reshape(m, dim)
+    x_opt = np.linalg.solve(sum(H), sum(c))
+    bias = X_star.mean(0) - x_opt
+    assert np.linalg.norm(bias) > 1e-2  # heterogeneous clients and K > 1: the fixed point is biased
+    X = eng.state["x"].double().numpy()
+    assert np.abs(X - X_star).max() < 1e-4
+    assert np.abs((X.mean(0) - x_opt) - bias).max() < 1e-4
+    assert np.allclose(fd.constants["x_star"].numpy(), x_opt, atol=1e-6)
+
+
+def test_sampler_draws_each_client_from_its_own_pool(data):
+    sampler = ClientSampler(data.client_indices, 7)
+    idx = sampler.draw(4, torch.Generator().manual_seed(0))
+    assert idx.shape == (4, M, 7)
+    for i, pool in enumerate(data.client_indices):
+        assert set(idx[:, i].flatten().tolist()) <= set(pool.tolist())
+    with pytest.raises(ValueError, match="equal client sizes"):
+        ClientSampler(data.client_indices, None)
+
+
+def test_metrics_are_the_stated_quantities(data):
+    eng = engine_for(data, "dfedavg")
+    run_rounds(eng, 2)
+    ev = Evaluator(eng.model, data)
+    rec = measure(eng, ev)
+    X = eng.state["x"]
+    assert rec["consensus"] == pytest.approx(float(((X - X.mean(0)) ** 2).sum(1).mean()), rel=1e-6)
+    xbar = X.mean(0).requires_grad_(True)
+    f = sum(eng.model.loss_at(xbar, *data.client_data(i)) for i in range(M)) / M
+    (g,) = torch.autograd.grad(f, xbar)
+    assert rec["train_loss"] == pytest.approx(float(f.detach()), rel=1e-5)
+    assert rec["grad_norm_sq"] == pytest.approx(float((g**2).sum()), rel=1e-4)
+    pred = eng.model.forward(X.mean(0), data.x_test).argmax(-1)
+    assert rec["test_acc"] == pytest.approx(float((pred == data.y_test).double().mean()))
+    assert rec["models_sent"] == 2 * 2 * M and rec["round"] == 2
+    assert consensus(torch.ones(3, 4)) == 0.0
+
+
+def test_engine_rejects_bad_inputs(data):
+    with pytest.raises(ValueError, match="needs a topology"):
+        Engine(FlatModel(net(data), loss_fn("classification")), data, A.make("dfedavg"), None, K=2, lr=0.1)
+    with pytest.raises(ValueError, match="only for dfedcata"):
+        engine_for(data, "dfedavg", sequential=True)
+    with pytest.raises(ValueError, match="unknown algorithm"):
+        A.make("dfedfoo")
+    with pytest.raises(ValueError, match="mode"):
+        A.make("dfedcata", mode="C")
+    with pytest.raises(ValueError, match="clients"):
+        engine_for(data, "dfedavg", mixing=C.Mixing(ring(M + 1)))
+
+
+@pytest.mark.parametrize("name", ["cnn", "vgg11"])
+def test_image_models_vectorize_like_the_reference(name):
+    """The --gpu benchmark's VGG-11 (GroupNorm) and the CNN go through functional_call + vmap like the MLP."""
+    from dfltheory.empirical.models import make_model
+
+    g = torch.Generator().manual_seed(0)
+    fd = D.FederatedData(x_train=torch.randn(8, 3, 32, 32, generator=g),
+                         y_train=torch.randint(0, 10, (8,), generator=g),
+                         x_test=torch.randn(4, 3, 32, 32, generator=g), y_test=torch.randint(0, 10, (4,), generator=g),
+                         client_indices=[torch.arange(0, 4), torch.arange(4, 8)], num_classes=10,
+                         input_shape=(3, 32, 32), name="random-images")
+    torch.manual_seed(0)
+    model = FlatModel(make_model(name, fd.input_shape, 10), loss_fn("classification"))
+    algo = "dfedavg"  # one gradient per client: VGG-11 on CPU is slow
+    eng = Engine(model, fd, A.make(algo, rho=0.05), C.Mixing(np.full((2, 2), 0.5)), K=1, lr=0.01, batch_size=1)
+    plans = recorded(eng)
+    x0 = eng.state["x"][0].clone()
+    eng.round()
+    torch.manual_seed(0)
+    ref = ReferenceRun(algo, make_model(name, fd.input_shape, 10).eval(), loss_fn("classification"),
+                       eng.x_train, eng.y_train, x0, 2, 1, hp={"rho": 0.05})
+    ref.round(plans[-1], lambda q: eng.mixing.at(0))
+    step = (eng.state["x"] - x0).abs().max()
+    assert step > 0 and (eng.state["x"] - torch.stack(ref.x)).abs().max() < 1e-4 * step
+
+
+def test_client_chunks_give_the_same_round(data):
+    whole = engine_for(data, "dfedsam")
+    chunked = engine_for(data, "dfedsam")
+    chunked.client_chunk = 4  # vmap over 4, then 2 clients
+    assert torch.allclose(run_rounds(whole), run_rounds(chunked), atol=1e-6)
+
+
+@pytest.mark.parametrize("self_weight,grows", [(1 / 3, True), (2 / 3, False)])
+def test_nesterov_mode_A_amplifies_disagreement_when_W_has_negative_eigenvalues(self_weight, grows):
+    """y = ((1+beta)W - beta I) x: eigenvalue (1+beta) lambda - beta < -1 iff lambda < -(1-beta)/(1+beta).
+
+    Ring of 6 with weights 1/3 has lambda_min = -1/3 (factor 1.53 per round at beta = 0.9); the lazy ring
+    (self weight 2/3) has lambda_min = 1/3 and contracts (docs/empirical.md)."""
+    W = torch.tensor(ring(6, self_weight))
+    lam_min = float(torch.linalg.eigvalsh(W)[0])
+    X = torch.randn(6, 3, generator=torch.Generator().manual_seed(0), dtype=torch.float64)
+    rule, state = C.nesterov_extrapolation(0.9, "A"), {"x": X.clone()}
+    cstate = rule.init(X)
+    ctx = C.CommContext(0, 6, torch.arange(6), None)
+    ctx.W = lambda q=0: W
+    for _ in range(20):
+        rule.apply(state, cstate, ctx)
+    assert (lam_min < -(1 - 0.9) / (1 + 0.9)) == grows
+    assert (consensus(state["x"]) > consensus(X)) == grows
+
+
+def test_push_sum_weights_keep_their_sum_and_debias(data):
+    """Card dfedsgpsm §3.1: w^{t+1} = P w^t keeps sum_i w_i = m; the clients' models are z = x / w."""
+    eng = engine_for(data, "dfedsgpsm", mixing=C.Mixing(RandomPushSumTopology(M)))
+    run_rounds(eng, 3)
+    w = eng.state["ps_weight"]
+    assert abs(float(w.sum()) - M) < 1e-5 and float((w - 1).abs().max()) > 1e-2
+    assert torch.allclose(eng.algo.client_models(eng.state), eng.state["x"] / w)
+    assert torch.allclose(eng.x_bar(), eng.state["x"].mean(0))

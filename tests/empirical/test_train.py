@@ -1,0 +1,163 @@
+"""Runs from the command line: every algorithm trains; seeds reproduce; checkpoints resume exactly; divergence stops."""
+
+import json
+
+import pytest
+import torch
+
+from dfltheory import cli
+from dfltheory.empirical import algorithms as A
+from dfltheory.empirical import runner
+from dfltheory.empirical.engine import Engine
+
+
+@pytest.fixture(autouse=True, scope="module")
+def one_thread():
+    """2 shared cores: several torch threads per process oversubscribe them and spin (100x slower)."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
+BASE = {"algo": "dfedavgm", "dataset": "synthetic-logistic", "n": 4, "topology": "ring", "K": 2, "lr": 0.1,
+        "batch_size": 8, "seed": 3, "progress": False}
+
+
+def lines(out):
+    return [json.loads(ln) for ln in (out / "metrics.jsonl").read_text().splitlines()]
+
+
+@pytest.mark.parametrize("dataset", ["digits", "synthetic-logistic"])
+@pytest.mark.parametrize("algo", A.NAMES)
+def test_every_algorithm_trains_from_the_command_line(tmp_path, algo, dataset):
+    out = tmp_path / "run"
+    rc = cli.main(["train", "--algo", algo, "--dataset", dataset, "--n", "4", "--topology", "ring", "--rounds", "2",
+                   "--K", "2", "--lr", "0.05", "--batch-size", "8", "--participation", "0.5", "--out", str(out),
+                   "--no-progress"])
+    assert rc == 0
+    recs = lines(out)
+    assert [r["round"] for r in recs] == [0, 1, 2]
+    assert all(r["finite"] for r in recs) and recs[-1]["train_loss"] < recs[0]["train_loss"] * 1.5
+    assert recs[-1]["models_sent"] > 0 and 0 <= recs[-1]["test_acc"] <= 1
+    assert json.loads((out / "config.json").read_text())["algo"] == algo
+    aux = {"dfedadmm": "grad_norm_sq_w", "dfedadmm-sam": "grad_norm_sq_w", "dfedcata": "grad_norm_sq_p"}.get(algo)
+    if aux:
+        assert aux in recs[-1]
+
+
+def test_same_seed_gives_bit_identical_runs(tmp_path):
+    for name in ("a", "b"):
+        runner.run({**BASE, "rounds": 3, "out": tmp_path / name})
+    assert (tmp_path / "a" / "metrics.jsonl").read_text() == (tmp_path / "b" / "metrics.jsonl").read_text()
+    runner.run({**BASE, "seed": 4, "rounds": 3, "out": tmp_path / "c"})
+    assert (tmp_path / "a" / "metrics.jsonl").read_text() != (tmp_path / "c" / "metrics.jsonl").read_text()
+
+
+@pytest.mark.parametrize("algo", ["dfedavgm", "dfedcata", "scaffold"])
+def test_resume_continues_exactly(tmp_path, algo):
+    cfg = {**BASE, "algo": algo, "participation": 0.5, "mode": "B"}
+    runner.run({**cfg, "rounds": 6, "out": tmp_path / "straight"})
+    runner.run({**cfg, "rounds": 3, "out": tmp_path / "split"})
+    runner.run({**cfg, "rounds": 6, "out": tmp_path / "split"}, resume=True)
+    assert lines(tmp_path / "split") == lines(tmp_path / "straight")
+
+
+def test_killed_run_resumes_from_its_last_checkpoint(tmp_path, monkeypatch):
+    runner.run({**BASE, "rounds": 6, "out": tmp_path / "straight", "checkpoint_every": 2})
+    original = Engine.round
+
+    def dying_round(self):
+        info = original(self)
+        if self.t == 5:
+            raise KeyboardInterrupt  # killed after round 5 was measured, the checkpoint is from round 4
+        return info
+
+    monkeypatch.setattr(Engine, "round", dying_round)
+    with pytest.raises(KeyboardInterrupt):
+        runner.run({**BASE, "rounds": 6, "out": tmp_path / "killed", "checkpoint_every": 2})
+    assert [r["round"] for r in lines(tmp_path / "killed")] == [0, 1, 2, 3, 4]  # round 5 died before measuring
+    monkeypatch.setattr(Engine, "round", original)
+    runner.run({**BASE, "rounds": 6, "out": tmp_path / "killed", "checkpoint_every": 2}, resume=True)
+    assert lines(tmp_path / "killed") == lines(tmp_path / "straight")
+
+
+def test_run_directory_guards(tmp_path):
+    runner.run({**BASE, "rounds": 1, "out": tmp_path / "r"})
+    with pytest.raises(ValueError, match="already holds a run"):
+        runner.run({**BASE, "rounds": 2, "out": tmp_path / "r"})
+    with pytest.raises(ValueError, match="different config"):
+        runner.run({**BASE, "rounds": 2, "lr": 0.2, "out": tmp_path / "r"}, resume=True)
+    with pytest.raises(ValueError, match="no checkpoint"):
+        runner.run({**BASE, "rounds": 2, "out": tmp_path / "empty"}, resume=True)
+
+
+def test_divergence_stops_with_a_clear_message(tmp_path, capsys):
+    out = tmp_path / "div"
+    rc = cli.main(["train", "--algo", "dfedavg", "--dataset", "synthetic-quadratic", "--n", "4", "--rounds", "50",
+                   "--K", "5", "--lr", "5", "--batch-size", "4", "--out", str(out), "--no-progress"])
+    assert rc == 3
+    assert "diverged at round" in capsys.readouterr().err
+    recs = lines(out)
+    assert recs[0]["finite"] and not recs[-1]["finite"] and recs[-1]["round"] < 50
+    assert json.loads((out / "summary.json").read_text())["status"] == "diverged"
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="checks the message shown without a GPU")
+def test_cuda_request_without_gpu_is_a_clear_error(tmp_path, capsys):
+    rc = cli.main(["train", "--algo", "dfedavg", "--out", str(tmp_path / "c"), "--device", "cuda", "--rounds", "1"])
+    assert rc == 2 and "CUDA is not available" in capsys.readouterr().err
+
+
+def test_non_row_stochastic_mixing_is_rejected(tmp_path):
+    with pytest.raises(ValueError, match="row-stochastic"):
+        runner.run({**BASE, "rounds": 1, "topology": "star", "weights": "push-sum",
+                    "out": tmp_path / "p"})
+
+
+def test_push_sum_algorithms_need_column_stochastic_weights(tmp_path):
+    with pytest.raises(ValueError, match="column-stochastic"):
+        runner.run({**BASE, "algo": "sgp", "rounds": 1, "topology": "star", "weights": "uniform",
+                    "out": tmp_path / "u"})
+    summary = runner.run({**BASE, "algo": "dfedsgpsm", "rounds": 2, "topology": "random", "weights": "push-sum",
+                          "topology_params": "k=2", "out": tmp_path / "ps"})
+    assert summary["status"] == "completed" and summary["last"]["models_sent"] == 2 * 2 * 4
+
+
+def test_engine_state_lives_on_the_requested_device(tmp_path):
+    engine, evaluator = runner.build({**BASE, "device": "cpu"})
+    engine.round()
+    assert all(v.device == torch.device("cpu") for v in engine.state.values())
+    assert engine.x_train.device == evaluator.x_test.device == torch.device("cpu")
+
+
+def test_subprocess_killed_with_sigkill_resumes_exactly(tmp_path):
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    args = ["train", "--algo", "dfedsam", "--dataset", "synthetic-logistic", "--n", "4", "--topology", "ring",
+            "--rounds", "300", "--K", "2", "--batch-size", "8", "--seed", "5", "--checkpoint-every", "3",
+            "--no-progress", "--no-local-eval", "--threads", "1"]
+    out = tmp_path / "killed"
+    proc = subprocess.Popen([sys.executable, "-m", "dfltheory", *args, "--out", str(out)],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.time() + 60
+        while time.time() < deadline and proc.poll() is None:
+            m = out / "metrics.jsonl"
+            if (out / "checkpoint.pt").exists() and m.exists() and len(m.read_text().splitlines()) >= 8:
+                break
+            time.sleep(0.05)
+        assert proc.poll() is None, "the run ended before it could be killed"
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert len(lines(out)) < 301
+    assert cli.main([*args, "--out", str(out), "--resume"]) == 0
+    assert cli.main([*args, "--out", str(tmp_path / "straight")]) == 0
+    assert lines(out) == lines(tmp_path / "straight")
