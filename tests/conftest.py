@@ -1,9 +1,16 @@
-"""A toy theorem with a hand-checkable bound, independent of the five papers' modules."""
+"""Shared fixtures: one torch thread per xdist worker; a toy theorem with a hand-checkable bound."""
 
 import pytest
 import sympy as sp
 
 from dfltheory.bounds import COMMON, Condition, Source, Theorem
+
+
+def pytest_configure(config):
+    """`make test` runs two workers on two cores: one intra-op thread each avoids oversubscription."""
+    import torch
+
+    torch.set_num_threads(1)
 
 V = {k: COMMON[k] for k in ("eta", "K", "T", "L", "lam", "f0_minus_fstar", "sigma_l", "c")}
 eta, K, T, L, lam, D, sig, c = (V[k].symbol for k in V)
