@@ -1,16 +1,27 @@
 """Shared fixtures: one torch thread per xdist worker; a toy theorem with a hand-checkable bound."""
 
+import os
+
 import pytest
 import sympy as sp
+from hypothesis import settings
 
 from dfltheory.bounds import COMMON, Condition, Source, Theorem
 
+# `make test` is reproducible (the same examples every run); HYPOTHESIS_PROFILE=explore draws new ones.
+settings.register_profile("repeatable", derandomize=True, deadline=None)
+settings.register_profile("explore", deadline=None)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "repeatable"))
 
-def pytest_configure(config):
-    """`make test` runs two workers on two cores: one intra-op thread each avoids oversubscription."""
+
+@pytest.fixture(autouse=True)
+def one_torch_thread():
+    """`make test` runs two workers on two cores: several torch threads per worker oversubscribe them and spin
+    (up to 100x slower). Reset before every test, since a test may change it (e.g. `train --threads`)."""
     import torch
 
     torch.set_num_threads(1)
+
 
 V = {k: COMMON[k] for k in ("eta", "K", "T", "L", "lam", "f0_minus_fstar", "sigma_l", "c")}
 eta, K, T, L, lam, D, sig, c = (V[k].symbol for k in V)

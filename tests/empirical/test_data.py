@@ -22,7 +22,7 @@ def _assert_disjoint_cover(parts, n):
 
 # ---------------------------------------------------------------------------------------------------- partitions
 @settings(max_examples=30, deadline=None)
-@given(n_classes=st.integers(2, 6), n_clients=st.integers(1, 12), alpha=st.floats(0.05, 10.0),
+@given(n_classes=st.integers(2, 6), n_clients=st.integers(1, 12), alpha=st.floats(0.3, 10.0),
        seed=st.integers(0, 2**16))
 def test_dirichlet_partition_is_disjoint_cover_without_empty_clients(n_classes, n_clients, alpha, seed):
     labels = np.random.default_rng(seed).integers(0, n_classes, 120)
@@ -32,6 +32,13 @@ def test_dirichlet_partition_is_disjoint_cover_without_empty_clients(n_classes, 
     assert min(len(p) for p in parts) >= 1
     again = D.dirichlet_partition(labels, n_clients, alpha, seed)
     assert all(np.array_equal(a, b) for a, b in zip(parts, again))  # reproducible
+
+
+def test_dirichlet_partition_that_cannot_fill_every_client_says_how_to_fix_it():
+    """alpha = 0.0625 puts each of 2 classes on about one client: 9 clients cannot all get a sample."""
+    labels = np.random.default_rng(0).integers(0, 2, 120)
+    with pytest.raises(ValueError, match="raise alpha, lower n_clients or lower min_size"):
+        D.dirichlet_partition(labels, 9, 0.0625, 0)
 
 
 def test_dirichlet_alpha_controls_label_skew():

@@ -18,15 +18,6 @@ from dfltheory.empirical.models import loss_fn
 from dfltheory.empirical.reference import ReferenceRun
 
 
-@pytest.fixture(autouse=True, scope="module")
-def one_thread():
-    """2 shared cores: several torch threads per process oversubscribe them and spin (100x slower)."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
-
-
 M = 6
 
 

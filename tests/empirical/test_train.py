@@ -11,15 +11,6 @@ from dfltheory.empirical import runner
 from dfltheory.empirical.engine import Engine
 
 
-@pytest.fixture(autouse=True, scope="module")
-def one_thread():
-    """2 shared cores: several torch threads per process oversubscribe them and spin (100x slower)."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
-
-
 BASE = {"algo": "dfedavgm", "dataset": "synthetic-logistic", "n": 4, "topology": "ring", "K": 2, "lr": 0.1,
         "batch_size": 8, "seed": 3, "progress": False}
 
