@@ -202,7 +202,7 @@ KEYS = ("topology", "n", "weights", "seed", "params", "time_varying", "directed"
         "D", "a", "B", "B_disjoint", "Delta", "Delta_disjoint",
         "C", "q", "one_minus_q", "log10_one_minus_q", "log10_C", "vacuous",
         "q_pgp", "log10_one_minus_q_pgp", "C_pgp", "log10_C_pgp", "q_remark1", "log10_one_minus_q_remark1",
-        "log10_delta_lower_bound", "delta", "q_measured", "C_measured", "notes")
+        "q_no", "log10_one_minus_q_no", "C_no", "log10_delta_lower_bound", "delta", "q_measured", "C_measured", "notes")
 
 
 def _properties(W: sp.csr_array, spec: spectral.Spectrum, atol: float = 1e-9) -> dict:
@@ -331,11 +331,13 @@ def _push_sum_constants(topo, out, notes, rounds, horizon, d, K_u, large):
     sgp = pushsum.sgp_constants(n, out["D"], out["Delta_disjoint"], out["B_disjoint"], d=d)
     pgp = pushsum.sgp_constants(n, out["D"], out["Delta"], out["B"], d=d, K_u=K_u)
     rem = pushsum.remark1_q(out["a"], out["Delta"], out["B"])
+    nol = pushsum.nedic_olshevsky_constants(n, out["B"])
     out.update({"C": sgp["C"], "q": sgp["q"], "one_minus_q": sgp["one_minus_q"],
                 "log10_one_minus_q": sgp["log10_one_minus_q"], "log10_C": sgp["log10_C"], "vacuous": sgp["vacuous"],
                 "q_pgp": pgp["q"], "log10_one_minus_q_pgp": pgp["log10_one_minus_q"], "C_pgp": pgp["C"],
                 "log10_C_pgp": pgp["log10_C"], "q_remark1": rem["q"],
                 "log10_one_minus_q_remark1": rem["log10_one_minus_q"],
+                "q_no": nol["q"], "log10_one_minus_q_no": nol["log10_one_minus_q"], "C_no": nol["C"],
                 "log10_delta_lower_bound": pushsum.log10_delta_lower_bound(n, out["B"])})
     notes["C"] = (f"C, q: Assran et al. 2019 Lemma 3 with E = Delta*B (disjoint blocks), d = {d}; C is the upper bound "
                   "and scales with sqrt(d)" + (f"; vacuous: {sgp['reason']}" if sgp["vacuous"] else ""))
@@ -343,3 +345,5 @@ def _push_sum_constants(topo, out, notes, rounds, horizon, d, K_u, large):
         f"; vacuous: {pgp['reason']}" if pgp["vacuous"] else "")
     if rem["vacuous"]:
         notes["q_remark1"] = "vacuous: " + rem["reason"]
+    notes["q_no"] = ("C_no = 4, q_no = (1 - n^(-nB))^(1/(nB)): Nedic & Olshevsky 2015 Lemma 1 as recalled by the card "
+                     "(not checked against the original)" + (f"; vacuous: {nol['reason']}" if nol["vacuous"] else ""))

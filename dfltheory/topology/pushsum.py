@@ -17,6 +17,8 @@ u sends to v, self-loops included):
             lambda = 1 - n D^(-E), q = lambda^(1/(E+1)), C < 2 sqrt(d) D^E / lambda^((E+2)/(E+1)).
   - 'pgp'   seed 003's own form, E = (K_u + 1) Delta B (seed 003 L525-527, verbatim in the seed).
   - 'remark1' seed 000 Remark 1 (L146): q = (1 - a^(Delta B))^(1/(Delta B + 1)), a = the weight floor above.
+  - 'nedic-olshevsky' Nedic & Olshevsky 2015 Lemma 1 as the card recalls it (dfedsgpsm.md §5.3, CITED-MEMORY):
+            C = 4, q = (1 - n^(-nB))^(1/(nB)), the rate of |[P(t:s)]_ij - phi_i(t)| (the "Taheri" pointer).
   Vacuous when n D^(-E) >= 1 (lambda <= 0: the lemma says nothing) or when 1 - q underflows to 0 in double precision.
 * measured over the horizon (dfedpgp.md §5.9): e(t) = max_i sum_j |Phi(t,0)_ij / w_i^t - 1/n| with
   Phi(t,0) = P(t-1)...P(0) and w^t = Phi(t,0) 1; q_measured = exp(slope) of a least-squares fit of log e(t) on the
@@ -155,6 +157,14 @@ def remark1_q(a: float, Delta: float, B: float) -> dict:
     out = _form(E, E * math.log(a) if math.isfinite(E) and a > 0 else INF, 1.0, 0.0, "remark1")
     out["C"] = None
     out["log10_C"] = None
+    return out
+
+
+def nedic_olshevsky_constants(n: int, B: float) -> dict:
+    """C = 4, q = (1 - n^(-nB))^(1/(nB)) (Nedic & Olshevsky 2015 Lemma 1, as recalled in dfedsgpsm.md §5.3)."""
+    E = n * B - 1 if math.isfinite(B) else INF
+    out = _form(E, -n * B * math.log(n) if math.isfinite(B) else INF, 1.0, 0.0, "nedic-olshevsky")
+    out["C"], out["log10_C"] = (4.0, math.log10(4.0)) if math.isfinite(E) else (INF, INF)
     return out
 
 

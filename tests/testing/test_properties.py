@@ -89,3 +89,5 @@ def test_measured_q_never_exceeds_the_theoretical_q(seq):
     assert m["delta"] > 0
     if not theory["vacuous"]:
         assert m["q_measured"] <= theory["q"] + 1e-9
+    no = pushsum.nedic_olshevsky_constants(mats[0].shape[0], pushsum.window_B(mats, "sliding"))
+    assert m["q_measured"] <= no["q"] + 1e-9

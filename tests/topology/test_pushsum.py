@@ -58,6 +58,14 @@ def test_remark1_form():
     assert r["q"] == pytest.approx(0.75 ** (1 / 3)) and not r["vacuous"]
 
 
+def test_nedic_olshevsky_form():
+    r = pushsum.nedic_olshevsky_constants(2, 1)  # (1 - 2^-2)^(1/2)
+    assert r["q"] == pytest.approx(math.sqrt(0.75)) and r["C"] == 4 and not r["vacuous"]
+    deep = pushsum.nedic_olshevsky_constants(100, 1)  # 1 - q = 10^-200 / 100: exact in log space
+    assert deep["log10_one_minus_q"] == pytest.approx(-202.0)
+    assert pushsum.nedic_olshevsky_constants(100, math.inf)["vacuous"]
+
+
 def test_measured_rate_of_a_fixed_matrix_is_its_slem():
     topo = build("exponential-directed", 16, weights="push-sum")
     r = analyze("exponential-directed", 16, weights="push-sum", horizon=80)
@@ -75,6 +83,7 @@ def test_papers_random_out_graph_matches_the_card_simulation():
     assert 0.2 < r["q_measured"] < 0.45
     assert 0.03 < r["delta"] < 0.5
     assert r["q_measured"] < r["q"] < 1  # the worst-case constant is far looser than what happens
+    assert r["log10_one_minus_q_no"] == pytest.approx(-202.0) and r["C_no"] == 4  # B = 1 on every round
 
 
 def test_row_stochastic_code_rule_has_no_push_sum_constants():
