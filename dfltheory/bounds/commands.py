@@ -42,6 +42,8 @@ def register(subparsers) -> None:
     p.add_argument("--n", type=int, help="number of clients of the topology")
     p.add_argument("--weights", default="default", help="mixing-weight rule of the topology (default: the topology's own)")
     p.add_argument("--seed", type=int, default=0, help="seed of random topologies")
+    p.add_argument("--push-sum", choices=("theory", "measured"), default="theory",
+                   help="push-sum C and q: the cited lemma's (theory) or fitted over the horizon (measured)")
     p.add_argument("--solve", metavar="NAME", help="also print the admissible range of NAME given the others")
     p.add_argument("--json", action="store_true", help="machine-readable output (stable keys, see docs)")
     p.set_defaults(func=_check)
@@ -149,7 +151,7 @@ def _check(args) -> int:
     topo_report = None
     if args.topology:
         topo, topo_report = topology_values(thm, args.topology, args.n, args.weights, args.seed,
-                                            Q=int(values.get("Q", 1)))
+                                            Q=int(values.get("Q", 1)), push_sum=args.push_sum)
         clash = {k for k in topo if k in values and values[k] != topo[k]}
         if clash:
             raise ValueError(f"{sorted(clash)} given with --set and also by --topology {args.topology}; give one")
@@ -173,7 +175,8 @@ def _check(args) -> int:
     print(f"{thm.id}: {thm.title}")
     print(f"  bounds {thm.quantity}" + ("  [O(.) taken with constants 1]" if thm.big_o else ""))
     if args.topology:
-        print(f"  topology {args.topology}, n = {args.n}, weights {args.weights}: "
+        print(f"  topology {args.topology}, n = {args.n}, weights {args.weights}"
+              + (f", push-sum constants {args.push_sum}" if {"C", "q"} & set(topo) else "") + ": "
               + ", ".join(f"{k} = {_fmt(v)}" for k, v in values.items() if k in topo))
     print(f"  value: {_fmt(result.value)}" + (f"   ({result.infinite_reason})" if result.infinite_reason else ""))
     for name, v in result.terms.items():

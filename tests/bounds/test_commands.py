@@ -23,6 +23,24 @@ def test_list_json_has_every_paper(capsys):
     assert {"dfedsam.thm4.1", "dfedsam.cor4.1.2", "dfedadmm.thm1"} <= {r["id"] for r in rows}
 
 
+def test_check_push_sum_constants_theory_or_measured(capsys):
+    sgpsm = ["eta=0.001", "K=5", "T=1000", "L=1", "rho=0.01", "sigma_l=1", "sigma_g=1", "B=1", "alpha=0.5",
+             "f0_minus_fstar=2.3", "x0_sq_mean=1"]
+    topo = ["--topology", "random", "--weights", "push-sum", "--n", "30", "--json"]
+    res = {}
+    for kind in ("theory", "measured"):
+        code, out, _ = run(capsys, "check", "dfedsgpsm.thm1", "--set", *sgpsm, *topo, "--push-sum", kind)
+        assert code == 0
+        res[kind] = json.loads(out)
+    rep = res["theory"]["topology"]
+    assert res["theory"]["values"]["q"] == pytest.approx(rep["q"])
+    assert res["measured"]["values"]["q"] == pytest.approx(rep["q_measured"])
+    assert res["measured"]["values"]["C"] == pytest.approx(rep["C_measured"])
+    assert res["measured"]["values"]["delta"] == res["theory"]["values"]["delta"] == pytest.approx(rep["delta"])
+    assert rep["q_measured"] < rep["q"]  # the cited lemma's rate is far slower than the network's
+    assert res["measured"]["value"] < res["theory"]["value"]
+
+
 def test_show_prints_provenance_and_conditions(capsys):
     code, out, _ = run(capsys, "bounds", "show", "dfedsam.thm4.1")
     assert code == 0 and "seed 001" in out and "eta <= 1/(10*K*L)" in out
