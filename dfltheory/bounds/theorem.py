@@ -330,15 +330,17 @@ class Theorem:
             raise DomainError(f"{self.id}: the bound is not defined at {int(bad.sum())} of the given points")
         return float(out) if out.ndim == 0 else out
 
-    def evaluate_terms(self, **values) -> dict[str, float]:
-        """Each named term at the given (scalar) values."""
+    def evaluate_terms(self, **values) -> dict:
+        """Each named term at the given values: floats for scalars, arrays broadcast like :meth:`evaluate`."""
         vals, _, mask = self._parse(values, self.required)
         args = [vals[n] for n in self.required]
+        shape = np.broadcast_shapes(*(np.shape(a) for a in args))
         out = {}
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
             for k, f in self._term_fns.items():
                 v = np.asarray(f(*args), dtype=float)
-                out[k] = float(np.where(mask, np.inf, v)) if mask is not False else float(v)
+                v = np.broadcast_to(np.where(mask, np.inf, v) if mask is not False else v, shape)
+                out[k] = float(v) if v.ndim == 0 else v.copy()
         return out
 
     def dominant_term(self, **values) -> tuple[str, float]:

@@ -47,12 +47,10 @@ def plot_bound_terms(theorem: str | Theorem, x: str, grid, values: Mapping[str, 
     ax = _axes(ax)
     thm = get(theorem) if isinstance(theorem, str) else theorem
     grid = np.asarray(grid, dtype=float)
-    total = np.zeros_like(grid)
-    for name in thm.terms:
-        vals = np.array([thm.evaluate_terms(**{**values, x: g})[name] for g in grid])
-        total += vals
+    terms = thm.evaluate_terms(**{k: v for k, v in values.items() if k in thm.required and k != x}, **{x: grid})
+    for name, vals in terms.items():
         ax.plot(grid, vals, "--", label=name)
-    ax.plot(grid, total, "k-", label=f"{thm.id} (sum)")
+    ax.plot(grid, sum(terms.values()), "k-", label=f"{thm.id} (sum)")
     ax.set_xlabel(x)
     ax.set_yscale("log")
     ax.legend(fontsize="small")

@@ -24,6 +24,15 @@ def test_terms_sum_to_bound_and_dominant_term(toy):
     assert toy.dominant_term(**{**P, "lam": 0.999})[0] == "consensus"
 
 
+def test_terms_evaluate_over_grids(toy):
+    etas = np.linspace(1e-3, 2e-2, 7)[:, None]
+    lams = np.array([0.0, 0.9, 1.0])[None, :]  # lam = 1: every term is inf, as the bound
+    terms = toy.evaluate_terms(**{**P, "eta": etas, "lam": lams})
+    assert all(v.shape == (7, 3) for v in terms.values())
+    np.testing.assert_allclose(sum(terms.values()), toy.evaluate(**{**P, "eta": etas, "lam": lams}))
+    assert np.isinf(terms["optimization"][:, 2]).all()
+
+
 def test_grid_evaluation_broadcasts(toy):
     etas = np.linspace(1e-3, 2e-2, 7)[:, None]
     lams = np.linspace(0, 0.9, 5)[None, :]
