@@ -178,7 +178,8 @@ def _check(args) -> int:
         print(f"  topology {args.topology}, n = {args.n}, weights {args.weights}"
               + (f", push-sum constants {args.push_sum}" if {"C", "q"} & set(topo) else "") + ": "
               + ", ".join(f"{k} = {_fmt(v)}" for k, v in values.items() if k in topo))
-    print(f"  value: {_fmt(result.value)}" + (f"   ({result.infinite_reason})" if result.infinite_reason else ""))
+    print(f"  value: {_fmt(result.value)}" + (f"   ({result.infinite_reason})" if result.infinite_reason else "")
+          + ("   (not a bound here: conditions are violated)" if result.violated else ""))
     for name, v in result.terms.items():
         mark = "  <- dominant" if name == result.dominant_term else ""
         print(f"    {name:>16} = {_fmt(v)}{mark}")

@@ -101,6 +101,13 @@ class Condition:
         return (sp.lambdify(args, self.margin, modules="numpy"),
                 sp.lambdify(args, sp.Abs(sp.sympify(self.relation.rhs)), modules="numpy"))
 
+    def holds_at(self, values: Mapping[str, object]) -> np.ndarray:
+        """Whether the condition holds, elementwise over broadcast array values (undefined counts as not)."""
+        args = [np.asarray(values[n], dtype=float) for n in self.names]
+        with np.errstate(all="ignore"):
+            margin = np.asarray(self._fns[0](*args), dtype=float)
+        return margin > 0 if self.strict else margin >= 0
+
     def margin_at(self, values: Mapping[str, object]) -> tuple[float, float]:
         """(signed slack, |threshold side|) at the given values; slack >= 0 where the condition holds."""
         args = [np.asarray(values[n], dtype=float) for n in self.names]
@@ -377,6 +384,15 @@ class Theorem:
         holds = margin > 0 if cond.strict else margin >= 0
         rel_margin = margin / scale if 0.0 < scale < math.inf else None
         return Verdict(cond.text, rel, bool(holds), margin, rel_margin)
+
+    def valid(self, **values) -> np.ndarray | bool:
+        """Where every condition holds, elementwise over broadcast array values: the points at which the bound
+        is a bound. Conditions on symbols not given raise, as in :meth:`evaluate`."""
+        vals, _, _ = self._parse(values, self.condition_symbols)
+        ok = np.ones(np.broadcast_shapes(*(np.shape(v) for v in vals.values())), dtype=bool)
+        for cond in self.conditions:
+            ok &= cond.holds_at(vals)
+        return bool(ok) if ok.ndim == 0 else ok
 
     def admissible(self, name: str, **values) -> sp.Set:
         """The set of values of ``name`` that satisfy its domain and every condition, the others fixed.

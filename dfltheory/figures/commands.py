@@ -1,8 +1,14 @@
-"""Subcommand ``dfltheory report``: the full verification report with figures."""
+"""Subcommands ``dfltheory report`` (the full verification report) and ``dfltheory plot`` (one figure:
+a bound over a parameter, a run's measured rate against a bound, topology constants against n)."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
+
+# run hyper-parameter -> theorem symbol: what a run's config.json (and its algorithm's defaults) states
+RUN_SYMBOLS = {"lr": "eta", "K": "K", "n": "m", "rho": "rho", "Q": "Q", "momentum": "alpha", "lam_pen": "lam_pen",
+               "beta": "beta"}
 
 
 def register(subparsers) -> None:
@@ -15,6 +21,36 @@ def register(subparsers) -> None:
     p.add_argument("--n", type=int, default=100, help="number of clients for the topology table")
     p.set_defaults(func=_report)
 
+    plot = subparsers.add_parser("plot", help="one comparison figure, saved to --out",
+                                 description="Draw one figure and save it (PNG, PDF or SVG by the --out suffix).")
+    kinds = plot.add_subparsers(dest="figure", required=True, metavar="FIGURE")
+    b = kinds.add_parser("bound", help="bounds (or one bound's terms) over a range of one parameter")
+    b.add_argument("ids", nargs="+", metavar="ID", help="theorem ids (see `dfltheory bounds list`)")
+    b.add_argument("--x", required=True, help="the parameter on the x axis, e.g. lam, eta, T, Q")
+    b.add_argument("--range", nargs=2, type=float, required=True, metavar=("LOW", "HIGH"))
+    b.add_argument("--points", type=int, default=200)
+    b.add_argument("--log-x", action="store_true", help="logarithmic x grid and axis")
+    b.add_argument("--terms", action="store_true", help="one theorem: plot its terms and their sum")
+    b.add_argument("--set", nargs="+", default=[], metavar="NAME=VALUE", help="every other symbol of the bounds")
+    b.add_argument("--out", required=True, help="figure file")
+    b.set_defaults(func=_plot_bound)
+    r = kinds.add_parser("run", help="a training run's measured min_t of a quantity against a theorem's bound")
+    r.add_argument("run", help="run directory written by `dfltheory train --out`")
+    r.add_argument("id", help="theorem id, e.g. dfedsam.thm4.1")
+    r.add_argument("--set", nargs="+", default=[], metavar="NAME=VALUE",
+                   help="problem constants (L, sigma_l, ...); eta, K, m, rho, Q, alpha come from the run's "
+                        "config.json and lambda from its topology unless given here")
+    r.add_argument("--key", default="grad_norm_sq", help="measured quantity in metrics.jsonl")
+    r.add_argument("--out", required=True, help="figure file")
+    r.set_defaults(func=_plot_run)
+    t = kinds.add_parser("topology", help="a topology constant against the number of clients")
+    t.add_argument("names", nargs="+", metavar="NAME")
+    t.add_argument("--n", nargs="+", type=int, default=[16, 32, 64, 128, 256], help="sizes")
+    t.add_argument("--key", default="spectral_gap", help="a key of `dfltheory topology NAME --json`")
+    t.add_argument("--weights", default="metropolis")
+    t.add_argument("--out", required=True, help="figure file")
+    t.set_defaults(func=_plot_topology)
+
 
 def _report(args) -> int:
     from dfltheory.figures.report import build_report
@@ -22,3 +58,78 @@ def _report(args) -> int:
     build_report(args.out, train=not args.no_train, n=args.n)
     print((Path(args.out) / "report.md").read_text())
     return 0
+
+
+def _save(ax, out: str) -> int:
+    import matplotlib.pyplot as plt
+
+    ax.figure.tight_layout()
+    ax.figure.savefig(out, dpi=120)
+    plt.close(ax.figure)
+    print(f"wrote {out}")
+    return 0
+
+
+def _plot_bound(args) -> int:
+    import numpy as np
+
+    from dfltheory.bounds.commands import parse_assignments
+    from dfltheory.figures import plot_bound, plot_bound_terms
+
+    low, high = args.range
+    if args.points < 2 or not low < high or (args.log_x and low <= 0):
+        raise ValueError(f"--range {low} {high} --points {args.points}: need LOW < HIGH, at least 2 points and "
+                         "LOW > 0 with --log-x")
+    grid = np.geomspace(low, high, args.points) if args.log_x else np.linspace(low, high, args.points)
+    values = parse_assignments(args.set)
+    if args.terms:
+        if len(args.ids) != 1:
+            raise ValueError("--terms draws the terms of one theorem; give one ID")
+        ax = plot_bound_terms(args.ids[0], args.x, grid, values)
+    else:
+        ax = plot_bound(args.ids, args.x, grid, values)
+    if args.log_x:
+        ax.set_xscale("log")
+    return _save(ax, args.out)
+
+
+def run_values(run: str | Path) -> dict[str, float]:
+    """The theorem symbols a run directory states: eta, K, m, rho, Q, alpha, ... and lam of its topology."""
+    from dfltheory.topology import analyze
+
+    cfile = Path(run) / "config.json"
+    if not cfile.exists():
+        raise ValueError(f"{run} holds no config.json: give a directory written by `dfltheory train --out`")
+    from dfltheory.empirical.algorithms import make
+    from dfltheory.empirical.runner import ALGO_KEYS
+
+    cfg = json.loads(cfile.read_text())
+    resolved = {**cfg, "Q": 1, **make(cfg["algo"], **{k: cfg.get(k) for k in ALGO_KEYS}).params}  # the
+    # papers' defaults; one communication step per round unless the algorithm has its own Q (DFedSAM-MGS)
+    out = {sym: float(resolved[key]) for key, sym in RUN_SYMBOLS.items()
+           if isinstance(resolved.get(key), (int, float)) and not isinstance(resolved.get(key), bool)}
+    topo = analyze(cfg.get("topology", "ring"), int(cfg["n"]), weights=cfg.get("weights", "default"),
+                   seed=int(cfg.get("seed", 0)))
+    if topo.get("lambda") is not None:
+        out["lam"] = float(topo["lambda"])
+    return out
+
+
+def _plot_run(args) -> int:
+    from dfltheory.bounds import get
+    from dfltheory.bounds.commands import parse_assignments
+    from dfltheory.figures import plot_predicted_vs_measured
+
+    thm = get(args.id)
+    values = {k: v for k, v in run_values(args.run).items() if k in thm.required}
+    values.update(parse_assignments(args.set))
+    ax = plot_predicted_vs_measured(Path(args.run) / "metrics.jsonl", thm, values, key=args.key)
+    ax.set_title(f"{Path(args.run).name}: measured against {thm.id}")
+    return _save(ax, args.out)
+
+
+def _plot_topology(args) -> int:
+    from dfltheory.figures import plot_topology_constants
+
+    ax = plot_topology_constants(args.names, args.n, key=args.key, weights=args.weights)
+    return _save(ax, args.out)

@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 
 from dfltheory.bounds import Theorem, get
-from dfltheory.figures.bounds import _axes
+from dfltheory.figures.bounds import _axes, bound_where_valid, mark_invalid
 
 
 def read_metrics(path: str | Path) -> list[dict]:
@@ -33,16 +33,19 @@ def plot_predicted_vs_measured(rows, theorem: str | Theorem, values: Mapping[str
                                key: str = "grad_norm_sq", label: str | None = None, ax=None):
     """Measured ``min_{t<=T} key`` of a run and the theorem's bound at horizon T, on log-log axes.
 
-    ``values`` holds every symbol of the bound except T (the horizon is the x axis).
+    ``values`` holds every symbol of the bound except T (the horizon is the x axis). The bound is drawn only
+    where the theorem's conditions hold; the axes say which condition removed it.
     """
     ax = _axes(ax)
     thm = get(theorem) if isinstance(theorem, str) else theorem
     if isinstance(rows, (str, Path)):
         rows = read_metrics(rows)
     rounds, measured = running_min(rows, key)
-    predicted = thm.evaluate(**{k: v for k, v in values.items() if k != "T"}, T=rounds.astype(float))
+    predicted, failed = bound_where_valid(thm, {**{k: v for k, v in values.items() if k != "T"},
+                                                "T": rounds.astype(float)})
     ax.plot(rounds, measured, "o-", ms=3, label=label or f"measured min_t {key}")
     ax.plot(rounds, predicted, "k--", label=f"{thm.id} bound")
+    mark_invalid(ax, failed, f"{thm.id} bound")
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlabel("rounds T")

@@ -33,6 +33,12 @@ def test_terms_evaluate_over_grids(toy):
     assert np.isinf(terms["optimization"][:, 2]).all()
 
 
+def test_valid_marks_where_every_condition_holds(toy):
+    etas = np.array([0.01, 1 / 40, 0.03])  # eta <= 1/(4 K L) = 1/40: holds, holds on its edge, fails
+    np.testing.assert_array_equal(toy.valid(**{**P, "eta": etas}), [True, True, False])
+    assert toy.valid(**P) is True
+
+
 def test_grid_evaluation_broadcasts(toy):
     etas = np.linspace(1e-3, 2e-2, 7)[:, None]
     lams = np.linspace(0, 0.9, 5)[None, :]

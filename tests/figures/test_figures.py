@@ -40,3 +40,42 @@ def test_running_min_and_predicted_curve(toy, tmp_path):
 def test_running_min_names_the_missing_key():
     with pytest.raises(ValueError, match="no measurement 'gn'.*measured keys: \\['loss', 'round'\\]"):
         running_min([{"round": 0, "loss": 1.0}], "gn")
+
+
+def test_bound_is_not_drawn_where_its_conditions_fail(toy):
+    grid = np.array([0.01, 0.02, 0.04, 0.08])  # eta <= 1/(4 K L) = 0.025 fails for the last two
+    ax = plot_bound([toy], "eta", grid, P)
+    y = ax.get_lines()[0].get_ydata()
+    assert np.isfinite(y[:2]).all() and np.isnan(y[2:]).all()
+    assert any("eta <= 1/(4*K*L)" in t.get_text() for t in ax.texts)
+
+
+def test_plot_command_writes_figures(tmp_path, capsys):
+    from dfltheory.cli import main
+
+    sam = ["eta=0.001", "K=5", "T=1000", "L=1", "rho=0.01", "sigma_l=1", "sigma_g=1", "B=1", "f0_minus_fstar=2.3",
+           "Q=1", "m=100"]
+    assert main(["plot", "bound", "dfedsam.thm4.1", "--x", "lam", "--range", "0", "0.999", "--set", *sam,
+                 "--out", str(tmp_path / "b.png")]) == 0
+    assert main(["plot", "bound", "dfedsam.thm4.1", "--terms", "--x", "eta", "--log-x", "--range", "1e-5", "1e-2",
+                 "--set", *[a for a in sam if not a.startswith("eta")], "lam=0.9", "--out", str(tmp_path / "t.pdf")]) == 0
+    assert main(["plot", "topology", "ring", "exponential", "--n", "8", "16", "--out", str(tmp_path / "g.svg")]) == 0
+    assert all((tmp_path / f).stat().st_size > 1000 for f in ("b.png", "t.pdf", "g.svg"))
+    assert main(["plot", "bound", "dfedsam.thm4.1", "--x", "lam", "--range", "0", "0.9", "--set", "eta=0.1",
+                 "--out", str(tmp_path / "x.png")]) == 2
+    assert "missing value(s)" in capsys.readouterr().err
+
+
+def test_plot_run_takes_hyper_parameters_from_the_run(tmp_path):
+    from dfltheory.cli import main
+    from dfltheory.figures.commands import run_values
+
+    run = tmp_path / "run"
+    assert main(["train", "--algo", "dfedsam", "--dataset", "synthetic-quadratic", "--n", "6", "--rounds", "3",
+                 "--K", "2", "--lr", "0.001", "--out", str(run), "--no-progress", "--no-local-eval"]) == 0
+    v = run_values(run)
+    assert v["eta"] == 0.001 and v["K"] == 2 and v["m"] == 6 and v["Q"] == 1 and v["rho"] > 0
+    assert 0 < v["lam"] < 1
+    assert main(["plot", "run", str(run), "dfedsam.thm4.1", "--set", "L=1", "sigma_l=1", "sigma_g=1", "B=1",
+                 "f0_minus_fstar=1", "--out", str(tmp_path / "r.png")]) == 0
+    assert (tmp_path / "r.png").exists()
