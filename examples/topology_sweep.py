@@ -14,14 +14,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import shutil
 from pathlib import Path
 
 from dfltheory.bounds import get
 from dfltheory.empirical.data import load
 from dfltheory.empirical.runner import run
-from dfltheory.figures.training import read_metrics
+from dfltheory.figures.training import problem_constants, read_metrics
 from dfltheory.topology import analyze
 
 CASES = [("ring", 1), ("ring", 2), ("ring", 4), ("torus", 1), ("exponential", 1), ("full", 1)]
@@ -51,10 +50,8 @@ def main(argv=None) -> None:
                "progress": False, "local_eval": False, "checkpoint_every": args.rounds}
         run(cfg)
         metrics = read_metrics(run_dir / "metrics.jsonl")
-        values = {"eta": eta, "K": args.K, "rho": args.rho, "L": consts["L"], "m": args.n, "Q": Q, "lam": lam,
-                  "sigma_g": math.sqrt(consts["sigma_g2_star"]), "sigma_l": math.sqrt(consts["sigma_l2_star"]),
-                  "B": math.sqrt(max(r["grad_norm_sq"] for r in metrics)),
-                  "f0_minus_fstar": metrics[0]["train_loss"] - consts["f_star"]}
+        values = {"eta": eta, "K": args.K, "rho": args.rho, "m": args.n, "Q": Q, "lam": lam,
+                  **problem_constants(consts, metrics)}
         check = thm.check(T=args.rounds, **values)
         rows.append({"topology": name, "Q": Q, "lambda": lam, "measured": min(r["grad_norm_sq"] for r in metrics),
                      "final_consensus": metrics[-1]["consensus"], "bound": check.value, "terms": check.terms,

@@ -73,7 +73,7 @@ def training_section(out: Path, rounds: int = 60, n: int = 16) -> dict:
     from dfltheory.bounds import get
     from dfltheory.empirical.data import load
     from dfltheory.empirical.runner import run
-    from dfltheory.figures.training import read_metrics
+    from dfltheory.figures.training import problem_constants, read_metrics
     from dfltheory.topology import analyze
 
     thm = get("dfedsam.thm4.1")
@@ -88,10 +88,7 @@ def training_section(out: Path, rounds: int = 60, n: int = 16) -> dict:
            "progress": False, "local_eval": False, "checkpoint_every": rounds}
     summary = run(cfg)
     rows = read_metrics(run_dir / "metrics.jsonl")
-    values = {"eta": eta, "K": K, "rho": rho, "L": consts["L"], "m": n, "Q": 1, "lam": lam,
-              "sigma_g": math.sqrt(consts["sigma_g2_star"]), "sigma_l": math.sqrt(consts["sigma_l2_star"]),
-              "B": math.sqrt(max(r["grad_norm_sq"] for r in rows)),
-              "f0_minus_fstar": rows[0]["train_loss"] - consts["f_star"]}
+    values = {"eta": eta, "K": K, "rho": rho, "m": n, "Q": 1, "lam": lam, **problem_constants(consts, rows)}
     check = thm.check(T=rounds, **values)
     return {"config": {k: v for k, v in cfg.items() if k != "out"}, "status": summary["status"],
             "constants": values, "measured_min_grad_norm_sq": min(r["grad_norm_sq"] for r in rows),

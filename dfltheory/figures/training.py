@@ -4,6 +4,7 @@ minimum of the quantity it bounds."""
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
@@ -17,6 +18,17 @@ def read_metrics(path: str | Path) -> list[dict]:
     """The rows of a run's ``metrics.jsonl``."""
     with open(path) as fh:
         return [json.loads(line) for line in fh if line.strip()]
+
+
+def problem_constants(constants: Mapping[str, float], rows: Iterable[Mapping]) -> dict[str, float]:
+    """The theorem symbols a synthetic problem fixes, from its exact ``constants`` (``load(...).constants``) and
+    a run's metrics: L, sigma_g and sigma_l at x*, f(x^0) - f*, and B as the largest measured ||grad f(x_bar^t)||
+    (a quadratic has no global gradient bound)."""
+    rows = list(rows)
+    return {"L": constants["L"], "sigma_g": math.sqrt(constants["sigma_g2_star"]),
+            "sigma_l": math.sqrt(constants["sigma_l2_star"]),
+            "B": math.sqrt(max(r["grad_norm_sq"] for r in rows)),
+            "f0_minus_fstar": rows[0]["train_loss"] - constants["f_star"]}
 
 
 def running_min(rows: Iterable[Mapping], key: str) -> tuple[np.ndarray, np.ndarray]:
