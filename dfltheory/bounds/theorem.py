@@ -423,18 +423,32 @@ class Theorem:
         return region
 
     def largest(self, name: str, **values) -> float:
-        """The largest admissible value of ``name`` (the supremum when the end is open), the others fixed."""
-        region = self.admissible(name, **values)
-        if region is sp.EmptySet or region.is_empty:
-            raise ValueError(f"{self.id}: no value of {name} satisfies every condition at {values}")
-        return float(region.sup)
+        """The largest float value of ``name`` at which every condition holds, the others fixed: the supremum
+        of :meth:`admissible`, moved inward by the few ulps that rounding (or an open end) needs."""
+        return self._extreme(name, values, +1)
 
     def smallest(self, name: str, **values) -> float:
-        """The smallest admissible value of ``name`` (the infimum when the end is open), the others fixed."""
+        """The smallest float value of ``name`` at which every condition holds, the others fixed (see
+        :meth:`largest`)."""
+        return self._extreme(name, values, -1)
+
+    def _extreme(self, name: str, values: Mapping[str, float], side: int) -> float:
         region = self.admissible(name, **values)
         if region is sp.EmptySet or region.is_empty:
             raise ValueError(f"{self.id}: no value of {name} satisfies every condition at {values}")
-        return float(region.inf)
+        x = float(region.sup if side > 0 else region.inf)
+        if not math.isfinite(x):
+            return x
+        conds = [c for c in self.conditions if name in c.names]
+        vals = {k: float(v) for k, v in values.items()}
+        step = math.ulp(x) or 5e-324
+        for _ in range(64):
+            if all(bool(c.holds_at({**vals, name: x})) for c in conds):
+                return x
+            x -= side * step
+            step *= 2
+        raise ValueError(f"{self.id}: the {'largest' if side > 0 else 'smallest'} admissible {name} is not "
+                         "representable in floating point")
 
     # ----------------------------------------------------------------- description
     def describe(self) -> str:

@@ -99,6 +99,18 @@ def test_largest_admissible_step_size(toy):
         toy.admissible("eta", K=5)
 
 
+@pytest.mark.parametrize("L", [2.2777364412413803, 1 / 3, 7.0, 1e-3])
+def test_largest_step_size_passes_the_check_in_floating_point(L):
+    """sup = 1/(10 K L) rounds to a float just above the threshold for some L; largest() stays inside."""
+    from dfltheory.bounds import get
+
+    thm = get("dfedsam.thm4.1")
+    fixed = dict(K=5, L=L, rho=0.01, Q=1, lam=0.5, m=16)
+    eta = thm.largest("eta", **fixed)
+    assert eta == pytest.approx(1 / (50 * L), rel=1e-14)
+    assert thm.valid(eta=eta, **fixed)
+
+
 def test_undeclared_symbol_is_rejected_at_construction():
     x = sp.Symbol("x", positive=True)
     with pytest.raises(ValueError, match=r"symbols \['x'\] are used but not declared"):

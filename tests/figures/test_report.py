@@ -40,3 +40,15 @@ def test_plot_topology_constants_one_curve_per_topology():
     ring, expo = ax.get_lines()
     assert list(ring.get_xdata()) == [8, 16] and ring.get_ydata()[1] < ring.get_ydata()[0]
     assert all(expo.get_ydata() > ring.get_ydata())
+
+
+def test_training_section_runs_at_an_admissible_step_size(tmp_path):
+    from dfltheory.figures.report import training_section
+
+    tr = training_section(tmp_path, rounds=3, n=6)
+    assert tr["status"] == "completed"
+    assert all(c["holds"] for c in tr["conditions"])  # eta is the largest step size every condition admits
+    assert tr["bound_at_T"] > tr["measured_min_grad_norm_sq"] > 0
+    assert sum(tr["bound_terms"].values()) == pytest.approx(tr["bound_at_T"])
+    again = training_section(tmp_path, rounds=3, n=6)  # the run is regenerated, not refused
+    assert again["measured_min_grad_norm_sq"] == tr["measured_min_grad_norm_sq"]
