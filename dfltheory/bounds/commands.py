@@ -162,8 +162,8 @@ def _check(args) -> int:
         others = {k: v for k, v in values.items() if k != args.solve}
         region = thm.admissible(args.solve, **others)
         solved = {"name": args.solve, "admissible": interval_text(region, args.solve) if not region.is_empty else "none",
-                  "largest": float(region.sup) if not region.is_empty else None,
-                  "smallest": float(region.inf) if not region.is_empty else None}
+                  "largest": thm.largest(args.solve, **others) if not region.is_empty else None,
+                  "smallest": thm.smallest(args.solve, **others) if not region.is_empty else None}
     if args.json:
         out = result.to_dict()
         if topo_report is not None:
