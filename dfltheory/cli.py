@@ -7,6 +7,7 @@ module; a subcommand sets ``func`` (called with the parsed arguments, returning 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
 from dfltheory import __version__
@@ -41,6 +42,9 @@ def main(argv: list[str] | None = None) -> int:
         msg = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
         print(f"dfltheory {args.command}: error: {msg}", file=sys.stderr)
         return 2
+    except BrokenPipeError:  # output piped into `head` and the like: stop quietly
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
 
 
 if __name__ == "__main__":
