@@ -161,8 +161,8 @@ class Check:
 
     @property
     def dominant_term(self) -> str | None:
-        finite = {k: v for k, v in self.terms.items() if np.isfinite(v)}
-        return max(finite, key=finite.get) if finite else None
+        defined = {k: v for k, v in self.terms.items() if not np.isnan(v)}
+        return max(defined, key=defined.get) if defined else None
 
     def to_dict(self) -> dict:
         """JSON-ready dict with the stable keys ``id``, ``quantity``, ``value``, ``terms``, ``dominant_term``,
@@ -339,14 +339,18 @@ class Theorem:
 
     def evaluate_terms(self, **values) -> dict:
         """Each named term at the given values: floats for scalars, arrays broadcast like :meth:`evaluate`."""
-        vals, _, mask = self._parse(values, self.required)
+        vals, _, _ = self._parse(values, self.required)
         args = [vals[n] for n in self.required]
         shape = np.broadcast_shapes(*(np.shape(a) for a in args))
         out = {}
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
             for k, f in self._term_fns.items():
                 v = np.asarray(f(*args), dtype=float)
-                v = np.broadcast_to(np.where(mask, np.inf, v) if mask is not False else v, shape)
+                for sym in sp.sympify(self.terms[k]).free_symbols:  # +inf where the term's own symbol sits
+                    var = self.symbols[str(sym)]                    # on its documented infinite end (lam = 1)
+                    if var.infinite_at_high is not None:
+                        v = np.where(vals[var.name] == var.high, np.inf, v)
+                v = np.broadcast_to(v, shape)
                 out[k] = float(v) if v.ndim == 0 else v.copy()
         return out
 

@@ -26,11 +26,12 @@ def test_terms_sum_to_bound_and_dominant_term(toy):
 
 def test_terms_evaluate_over_grids(toy):
     etas = np.linspace(1e-3, 2e-2, 7)[:, None]
-    lams = np.array([0.0, 0.9, 1.0])[None, :]  # lam = 1: every term is inf, as the bound
+    lams = np.array([0.0, 0.9, 1.0])[None, :]  # lam = 1: the consensus term is inf, as the bound
     terms = toy.evaluate_terms(**{**P, "eta": etas, "lam": lams})
     assert all(v.shape == (7, 3) for v in terms.values())
     np.testing.assert_allclose(sum(terms.values()), toy.evaluate(**{**P, "eta": etas, "lam": lams}))
-    assert np.isinf(terms["optimization"][:, 2]).all()
+    assert np.isinf(terms["consensus"][:, 2]).all()
+    assert np.isfinite(terms["optimization"]).all()  # it does not involve lam
 
 
 def test_valid_marks_where_every_condition_holds(toy):
