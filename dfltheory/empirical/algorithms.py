@@ -1,4 +1,4 @@
-"""The algorithms of the five cards as (local rule, communication rule) pairs; each reads like its pseudocode.
+"""The algorithms of the six cards as (local rule, communication rule) pairs; each reads like its pseudocode.
 
 | name          | local rule                                  | communication                  | source |
 |---------------|---------------------------------------------|--------------------------------|--------|
@@ -16,12 +16,14 @@
 | scaffold      | K steps corrected by c - c_i                | server_average + control update| card dfedcata §3.3 (Karimireddy et al. 2020) |
 | dfedsgpsm     | K SAM + momentum steps at z = x/w           | push_sum (column-stochastic P) | seed 000 L80-108, card dfedsgpsm §3.1 |
 | sgp           | one SGD step at z = x/w                     | push_sum                       | card dfedsgpsm §3.3 (Assran et al. 2019) |
+| dfedsgpsm-s   | as dfedsgpsm                                | push_sum, P(t) from the losses | seed 000 App. A.1 eq. (2), L285-289, card dfedsgpsm §3.2 |
+| dfedpgp       | K_v steps on v (u fixed), K_u steps on u at z = u/mu | push_sum of u only (v personal) | seed 003 Algorithm 1 L100, card dfedpgp §3.1 |
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import torch
 
@@ -42,13 +44,16 @@ class Algorithm:
     x_bar: Callable | None = None
     aux: Callable | None = None
     stochastic: str = "row"  # W must be row-stochastic (gossip) or column-stochastic (push-sum)
+    K_v: int = 0  # personal steps before the K shared ones (DFedPGP)
+    split: Callable | None = None  # FlatModel -> (d,) bool mask of the personal coordinates (DFedPGP)
+    topology: str | None = None  # the topology the communication rule redraws every round (DFedSGPSM-S)
 
     def average(self, state, cstate) -> torch.Tensor:
         return self.x_bar(state, cstate) if self.x_bar else state["x"].mean(0)
 
-    def client_models(self, state) -> torch.Tensor:
-        """The clients' models: x, or the de-biased z = x / w under push-sum."""
-        return state["x"] / state["ps_weight"] if "ps_weight" in state else state["x"]
+    def client_models(self, state, shared: torch.Tensor | None = None) -> torch.Tensor:
+        """The clients' models: x, or the de-biased z = x / w under push-sum (on the ``shared`` coordinates)."""
+        return R.debias(state["x"], state.get("ps_weight"), shared)
 
 
 def _extras(hp: dict) -> list[R.Transform]:
@@ -185,6 +190,40 @@ def dfedsgpsm(hp):
                      params={"rho": rho, "momentum": alpha}, stochastic="column")
 
 
+def dfedsgpsm_s(hp):
+    """DFedSGPSM-S (seed 000 App. A.1, L285-289; card dfedsgpsm §3.2): DFedSGPSM whose out-neighbours are drawn each
+    round with p(b_ij) proportional to exp(|f_i - f_j|) from the clients' losses (topology 'neighbour-selection')."""
+    return replace(dfedsgpsm(hp), name="dfedsgpsm-s", comm=C.loss_selected_push_sum(), topology="neighbour-selection")
+
+
+def _personal_split(layers):
+    """Personal mask of DFedPGP: the named layers, by default the last Linear layer (the classifier head v, u the
+    feature extractor; seed 003 L73, L90, L187); 'none' (or ()) makes every parameter shared."""
+
+    def split(model):
+        if layers is None:
+            names = [model.last_linear()]
+        else:
+            names = [] if layers == "none" else layers.split(",") if isinstance(layers, str) else list(layers)
+        mask = model.parameter_mask(names)
+        if mask.all():
+            raise ValueError("DFedPGP needs shared parameters, but every layer is personal; choose fewer personal "
+                             "layers (--personal) or a model with more than one layer (e.g. --model mlp)")
+        return mask
+
+    return split
+
+
+def dfedpgp(hp):
+    """DFedPGP (seed 003 Algorithm 1, L90-100; card dfedpgp §3.1): K_v steps on the personal v with u frozen at
+    z = u/mu, then K_u = K steps on the shared u at z = u/mu with v^{t+1} fixed, then push-sum of (u, mu) only;
+    v is never sent. Plain SGD as in the theory (the experiments' momentum is not part of Algorithm 1)."""
+    K_v, lr_v, layers = hp.get("K_v", 1), hp.get("lr_v"), hp.get("personal")
+    return Algorithm("dfedpgp", R.chain(R.gradient(), *_extras(hp), R.alternating(K_v, lr_v)), C.push_sum(),
+                     params={"K_v": K_v, "lr_v": lr_v, "personal": layers}, stochastic="column", K_v=K_v,
+                     split=_personal_split(layers))
+
+
 def sgp(hp):
     """SGP (Assran et al. 2019; card dfedsgpsm §3.3): one SGD step on x with the gradient at z = x/w, push-sum."""
     return Algorithm("sgp", R.sgd(*_extras(hp)), C.push_sum(), K=1, stochastic="column")
@@ -194,7 +233,7 @@ ALGORITHMS: dict[str, Callable[[dict], Algorithm]] = {
     "dpsgd": dpsgd, "dfedavg": dfedavg, "dfedavgm": dfedavgm, "dfedsam": dfedsam, "dfedsam-mgs": dfedsam_mgs,
     "dfedadmm": dfedadmm, "dfedadmm-sam": dfedadmm_sam, "dfedcata": dfedcata,
     "fedavg": fedavg, "fedprox": fedprox, "fedsam": fedsam, "scaffold": scaffold,
-    "dfedsgpsm": dfedsgpsm, "sgp": sgp,
+    "dfedsgpsm": dfedsgpsm, "sgp": sgp, "dfedsgpsm-s": dfedsgpsm_s, "dfedpgp": dfedpgp,
 }
 NAMES = tuple(ALGORITHMS)
 

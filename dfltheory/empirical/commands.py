@@ -47,6 +47,12 @@ def register(subparsers) -> None:
     hp.add_argument("--mode", choices=("A", "B"), help="DFedCata Nesterov reading: A pre/post-aggregation (code), "
                     "B consecutive (proof)")
     hp.add_argument("--sequential", action="store_true", help="DFedCata: the public code's in-place aggregation")
+    hp.add_argument("--K-v", type=int, help="dfedpgp: local steps on the personal part per round, before the K "
+                    "steps on the shared part (default 1)")
+    hp.add_argument("--lr-v", type=float, help="dfedpgp: personal-part learning rate eta_v (default: --lr), decayed "
+                    "like --lr")
+    hp.add_argument("--personal", help="dfedpgp: personal layers, comma-separated module names (e.g. 5 or head); "
+                    "'none' shares everything (default: the last Linear layer)")
     hp.add_argument("--mu", type=float, help="FedProx proximal coefficient")
     hp.add_argument("--participation", type=float, help="fraction of clients per round (centralized baselines)")
     hp.add_argument("--weighted", action="store_true", help="server average weighted by client sizes (centralized)")

@@ -3,16 +3,20 @@
 Every rule is a matrix product with a mixing matrix W (dense or sparse, fixed or drawn per round from a
 time-varying topology) or with the server matrix ``1 p^T`` (p uniform over the round's participants).
 Rules count the models they send (one per non-zero off-diagonal entry of W per gossip step; 2|S| per server
-round: |S| uploads and |S| downloads) in ``ctx.sent``.
+round: |S| uploads and |S| downloads) in ``ctx.sent``. DFedSGPSM-S draws its W from the clients' losses each round
+(:class:`loss_selected_push_sum`).
 """
 
 from __future__ import annotations
 
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
 import torch
+
+from dfltheory.empirical.rules import debias
 
 
 class Mixing:
@@ -56,6 +60,13 @@ class Mixing:
         """W for draw ``t`` (round t, or round t's q-th gossip step for per-step draws)."""
         return self._fixed if self._fixed is not None else self._convert(self._raw(t))
 
+    def redrawn(self, t: int, **params) -> torch.Tensor:
+        """W of round t of the source topology rebuilt with ``params`` (DFedSGPSM-S: ``losses``)."""
+        from dfltheory.topology import Topology
+
+        src = self.source
+        return self._convert(Topology(src.name, src.n, src.weights, src.seed, {**src.params, **params}).matrix(t))
+
 
 def mix(W: torch.Tensor, X: torch.Tensor) -> torch.Tensor:
     """Row i of the result: sum_l w_il X[l] (eq. (4) of seed 001: x^{t+1}(i) = sum_l w_il z^t(l))."""
@@ -76,6 +87,8 @@ class CommContext:
     active: torch.Tensor  # indices of the clients that trained this round
     mixing: Mixing | None
     draws_per_round: int = 1  # gossip draws per round for time-varying mixing (multi_gossip fresh)
+    shared: torch.Tensor | None = None  # (d,) bool: the coordinates push-sum mixes (DFedPGP's u); None: all
+    losses: Callable[[torch.Tensor], torch.Tensor] | None = None  # stacked models -> each client's minibatch loss
     sent: int = 0
     extra: dict = field(default_factory=dict)
 
@@ -186,7 +199,9 @@ class push_sum(CommRule):
     """Push-sum mixing with a column-stochastic P: x <- P x, w <- P w (card dfedsgpsm §3.1 lines 14-16).
 
     ``x`` holds the numerators; local rules take gradients at z = x / w (``StepContext.point``). With
-    w^0 = 1, sum_i w_i = m at every round. Each link carries the pair (x, w), counted as one model.
+    w^0 = 1, sum_i w_i = m at every round. Each link carries the pair (x, w), counted as one model. With
+    ``ctx.shared`` only those coordinates are mixed: DFedPGP's u_i^{t+1} = sum_j p_ij u_j^{t+1/2},
+    mu_i^{t+1} = sum_j p_ij mu_j^t, v never sent (seed 003 Algorithm 1 lines 13-17, card dfedpgp §3.1).
     """
 
     name = "push_sum"
@@ -194,11 +209,31 @@ class push_sum(CommRule):
     def init_state(self, x):
         return {"ps_weight": torch.ones(x.shape[0], 1, dtype=x.dtype, device=x.device)}
 
+    def matrix(self, state: dict, ctx: CommContext) -> torch.Tensor:
+        return ctx.W()
+
     def apply(self, state, cstate, ctx):
-        P = ctx.W()
-        state["x"] = mix(P, state["x"])
+        P = self.matrix(state, ctx)
+        mixed = mix(P, state["x"])
+        state["x"] = mixed if ctx.shared is None else torch.where(ctx.shared, mixed, state["x"])
         state["ps_weight"] = mix(P, state["ps_weight"])
         ctx.sent += links(P)
+
+
+class loss_selected_push_sum(push_sum):
+    """DFedSGPSM-S: push-sum whose P(t) follows the clients' losses (seed 000 App. A.1 eq. (2), L285-289; card
+    dfedsgpsm §3.2): client i picks its out-neighbours j with p(b_ij) = e^{|f_i - f_j|} / sum_j e^{|f_i - f_j|}
+    (topology 'neighbour-selection': k draws without replacement, self-loop kept, p_ji = 1/|N_i^out|).
+
+    f_i: the loss of client i's de-biased model z_i^{t+1/2} = x_i^{t+1/2} / w_i^t on its last local minibatch,
+    all clients in one batched call (the paper does not say which loss; card dfedsgpsm §11 item 32).
+    """
+
+    name = "loss_selected_push_sum"
+
+    def matrix(self, state, ctx):
+        losses = ctx.losses(debias(state["x"], state["ps_weight"]))
+        return ctx.mixing.redrawn(ctx.t, losses=losses.detach().cpu().double().numpy())
 
 
 class server_average(CommRule):

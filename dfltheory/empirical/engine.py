@@ -8,7 +8,11 @@ aggregated models). A round t:
    ``torch.Generator`` (on CPU, so CPU and CUDA runs see the same batches);
 2. local phase on the participants: K times ``x <- x - eta_t d`` with ``d`` from the local rule, its
    gradients from ``vmap(grad(loss))`` over the clients (:mod:`dfltheory.empirical.functional`);
+   DFedPGP runs K_v personal steps first (K_v + K steps in all);
 3. communication rule (gossip etc., a matrix product with W).
+
+A partially shared model (DFedPGP) keeps ``shared``, the (d,) mask of the coordinates that push-sum mixes and
+de-biases; the others are each client's personal parameters.
 
 ``sequential=True`` runs the DFedCata public code's Gauss-Seidel schedule instead (card dfedcata §3.2
 item 1): client c aggregates, trains, and overwrites its row before client c+1 aggregates.
@@ -73,9 +77,10 @@ class Engine:
         self.device = torch.device(device)
         self.model, self.data, self.algo, self.mixing = model.to(self.device), data, algorithm, mixing
         self.m = len(data.client_indices)
-        self.K = algorithm.K or K
-        if self.K < 1:
+        K = algorithm.K or K
+        if K < 1:
             raise ValueError(f"K (local steps per round) must be >= 1, got {K}")
+        self.K = K + algorithm.K_v
         if lr <= 0:
             raise ValueError(f"the learning rate must be > 0, got {lr}")
         self.lr, self.lr_decay, self.seed = lr, lr_decay, seed
@@ -83,6 +88,9 @@ class Engine:
             raise ValueError(f"{algorithm.name} is decentralized and needs a topology (mixing matrix)")
         if mixing is not None and mixing.m != self.m:
             raise ValueError(f"the mixing matrix is {mixing.m}x{mixing.m} but there are {self.m} clients")
+        if algorithm.topology and getattr(mixing.source, "name", None) != algorithm.topology:
+            raise ValueError(f"{algorithm.name} redraws its graph from the clients' losses every round; use "
+                             f"--topology {algorithm.topology} (out-neighbours per client: --topology-params k=...)")
         if sequential and not isinstance(algorithm.comm, nesterov_extrapolation):
             raise ValueError("the sequential (in-place) aggregation exists only for dfedcata")
         self.sequential, self.client_chunk = sequential, client_chunk
@@ -90,6 +98,7 @@ class Engine:
         self.x_train = torch.as_tensor(data.x_train).to(self.device)
         self.y_train = torch.as_tensor(data.y_train).to(self.device)
         self.generator = torch.Generator().manual_seed(seed)
+        self.shared = None if algorithm.split is None else ~algorithm.split(model).to(self.device)
         x0 = model.initial() if x0 is None else x0
         x = x0.to(self.device).expand(self.m, -1).clone()  # all clients start at the same x^0 (card dfedsam §11)
         self.state = {"x": x, **algorithm.local.init(x), **algorithm.comm.init_state(x)}
@@ -113,7 +122,8 @@ class Engine:
     def local_phase(self, state: dict, idx: torch.Tensor, lr: float) -> dict:
         """K local steps of every row of ``state`` (vectorized); ``idx`` is (K, rows, b)."""
         idx = idx.to(self.device)
-        ctx = StepContext(state=dict(state), anchor=state["x"], grad=None, lr=lr, K=self.K)
+        ctx = StepContext(state=dict(state), anchor=state["x"], grad=None, lr=lr, K=self.K, shared=self.shared,
+                          decay=lr / self.lr)
         rule = self.algo.local
         rule.round_start(ctx)
         for k in range(self.K):
@@ -127,7 +137,10 @@ class Engine:
     def round(self) -> dict:
         """Run round ``self.t``; returns {'sent': models sent this round}."""
         plan = self.plan(self.t)
-        ctx = CommContext(self.t, self.m, plan.active.to(self.device), self.mixing, self.algo.comm.draws)
+        last = plan.idx[-1].to(self.device)  # the round's last minibatch: DFedSGPSM-S's losses
+        ctx = CommContext(self.t, self.m, plan.active.to(self.device), self.mixing, self.algo.comm.draws,
+                          shared=self.shared,
+                          losses=lambda X: self.model.batched_loss(X, self.x_train[last], self.y_train[last]))
         self.xbar_prev = self.x_bar().clone()  # x_bar^t, kept for the auxiliary sequences after the round
         if self.sequential:
             self._sequential_round(plan, ctx)
@@ -165,6 +178,10 @@ class Engine:
     # ----- averages and checkpoints ---------------------------------------------------------------------
     def x_bar(self) -> torch.Tensor:
         return self.algo.average(self.state, self.cstate)
+
+    def client_models(self) -> torch.Tensor:
+        """Each client's model: x, de-biased under push-sum (DFedPGP: (u / mu, v))."""
+        return self.algo.client_models(self.state, self.shared)
 
     def aux_points(self) -> dict[str, torch.Tensor]:
         if self.algo.aux is None:

@@ -61,6 +61,27 @@ class FlatModel:
         """
         return vmap(grad(self.loss_at), chunk_size=chunk_size)(X, inputs, targets)
 
+    def batched_loss(self, X: torch.Tensor, inputs: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
+        """Row i: client i's minibatch loss at ``X[i]``; shapes (m, d), (m, b, ...), (m, b) -> (m,)."""
+        return vmap(self.loss_at)(X, inputs, targets)
+
+    def last_linear(self) -> str:
+        """Name of the last ``nn.Linear`` submodule: the classifier head, DFedPGP's personal part (seed 003 L187)."""
+        names = [n for n, mod in self.module.named_modules() if isinstance(mod, nn.Linear)]
+        if not names:
+            raise ValueError("the model has no nn.Linear layer; name the personal layers explicitly")
+        return names[-1]
+
+    def parameter_mask(self, modules) -> torch.Tensor:
+        """(dim,) bool: True on the flat coordinates of the parameters of the named submodules ('6', 'head')."""
+        known = {n for n, _ in self.module.named_modules() if n}
+        unknown = sorted(set(modules) - known)
+        if unknown:
+            raise ValueError(f"unknown layer(s) {', '.join(unknown)}; the model's layers are "
+                             f"{', '.join(sorted(known))}")
+        inside = [any(n.startswith(f"{mod}.") for mod in modules) for n in self.names]
+        return torch.cat([torch.full((k,), flag) for flag, k in zip(inside, self.numels)])
+
     def batched_forward(self, X: torch.Tensor, inputs: torch.Tensor) -> torch.Tensor:
         """Outputs of every client's model on the same inputs: (m, n, ...)."""
         return vmap(self.forward, in_dims=(0, None))(X, inputs)

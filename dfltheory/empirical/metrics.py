@@ -14,6 +14,18 @@
 
 x_bar^t is the average the theory means (``Algorithm.average``): the mean of the round-start models, and for
 DFedCata the mean of the aggregated models a_bar^t (card dfedcata §3.1 "output").
+
+DFedPGP (personal v_i, shared u_i, push-sum weights mu_i; card dfedpgp §2, §6.6, §10.18) replaces the
+global-model keys by its own (:func:`measure_personal`):
+
+| key                     | quantity |
+|-------------------------|----------|
+| train_loss              | F(ubar^t, V^t) = (1/m) sum_i F_i(ubar^t, v_i^t), ubar^t = (1/m) sum_i u_i^t (eq. (2)) |
+| grad_norm_sq_u          | Delta_ubar^{t-1} = ||grad_u F(ubar^{t-1}, V^t)||^2: Theorem 1's u-measure of the round just run |
+| grad_norm_sq_v          | Delta_v^t = (1/m) sum_i ||grad_v F_i(u_i^t, v_i^t)||^2 at the biased u_i^t (Theorem 1) |
+| grad_norm_sq_v_z        | the same at the de-biased z_i^t = u_i^t / mu_i^t (the clients' models; §10.18) |
+| consensus               | (1/m) sum_i ||z_i^t - ubar^t||^2 on u: what Lemma 3 bounds (card §6.3) |
+| test_acc / test_loss    | personal test score: mean over clients of (z_i^t, v_i^t) on the client's own test split (§8) |
 """
 
 from __future__ import annotations
@@ -36,6 +48,8 @@ class Evaluator:
         self.x_test = torch.as_tensor(data.x_test).to(self.device)
         self.y_test = torch.as_tensor(data.y_test).to(self.device)
         self.clients = [torch.as_tensor(ix, dtype=torch.long).to(self.device) for ix in data.client_indices]
+        tests = data.client_test_indices or [torch.arange(len(data.y_test))] * len(self.clients)
+        self.client_tests = [torch.as_tensor(ix, dtype=torch.long).to(self.device) for ix in tests]
 
     def objective(self, x: torch.Tensor) -> tuple[float, torch.Tensor]:
         """f(x) = (1/m) sum_i f_i(x) and its gradient, on all training data (chunked per client)."""
@@ -49,6 +63,17 @@ class Evaluator:
                 g += torch.autograd.grad(loss, x)[0]
                 total += float(loss.detach())
         return total, g
+
+    def client_objectives(self, X: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """f_i(X[i]) and grad f_i(X[i]) on client i's whole training set, for every row i (personal models)."""
+        losses, grads = torch.zeros(len(X), dtype=torch.float64), torch.zeros_like(X)
+        for i, ix in enumerate(self.clients):
+            x = X[i].detach().requires_grad_(True)
+            for part in ix.split(self.chunk):
+                loss = self.model.loss_at(x, self.x_train[part], self.y_train[part]) * (len(part) / len(ix))
+                grads[i] += torch.autograd.grad(loss, x)[0]
+                losses[i] += float(loss.detach())
+        return losses, grads
 
     def _test_scores(self, outputs: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
         """Per-model number of correct predictions (classification) or summed loss (regression)."""
@@ -71,6 +96,14 @@ class Evaluator:
             score += self._test_scores(out, self.y_test[s : s + step])
         return score / len(self.y_test)
 
+    @torch.no_grad()
+    def personal_test(self, X: torch.Tensor) -> float:
+        """Mean over clients (with test data) of the test score of X[i] on client i's own test split (the pooled
+        test set if the data has no split): DFedPGP's personal test accuracy (card dfedpgp §8, seed L187)."""
+        scores = [self._test_scores(self.model.forward(x, self.x_test[ix]).unsqueeze(0), self.y_test[ix])[0] / len(ix)
+                  for x, ix in zip(X, self.client_tests) if len(ix)]
+        return float(torch.stack(scores).mean())
+
 
 def consensus(X: torch.Tensor) -> float:
     """(1/m) sum_i ||x_i - x_bar||^2."""
@@ -79,16 +112,42 @@ def consensus(X: torch.Tensor) -> float:
 
 def measure(engine, evaluator: Evaluator, local: bool = True) -> dict:
     """One metrics record of the engine's current state (see the module table)."""
-    xbar = engine.x_bar()
-    loss, g = evaluator.objective(xbar)
     key = "acc" if evaluator.task == "classification" else "loss"
-    models = engine.algo.client_models(engine.state)
-    rec = {"round": engine.t, "lr": engine.lr_at(engine.t), "models_sent": engine.sent, "train_loss": loss,
-           "grad_norm_sq": float((g**2).sum()), "consensus": consensus(models),
-           f"test_{key}": evaluator.test(xbar)}
+    models = engine.client_models()
+    rec = {"round": engine.t, "lr": engine.lr_at(engine.t), "models_sent": engine.sent}
+    if engine.shared is not None:
+        rec.update(measure_personal(engine, evaluator, models, key))
+    else:
+        xbar = engine.x_bar()
+        loss, g = evaluator.objective(xbar)
+        rec.update({"train_loss": loss, "grad_norm_sq": float((g**2).sum()), "consensus": consensus(models),
+                    f"test_{key}": evaluator.test(xbar)})
     for name, point in engine.aux_points().items():
         rec[f"grad_norm_sq_{name}"] = float((evaluator.objective(point)[1] ** 2).sum())
     if local:
         rec[f"local_test_{key}_mean"] = float(evaluator.test_many(models).mean())
     rec["finite"] = all(math.isfinite(v) for v in rec.values() if isinstance(v, float))
     return rec
+
+
+def measure_personal(engine, evaluator: Evaluator, models: torch.Tensor, key: str) -> dict:
+    """DFedPGP's keys (module table): Theorem 1's Delta_ubar, Delta_v (card dfedpgp §2, §6.6) and Lemma 3's consensus.
+
+    ubar^t is the u-part of the mean of the numerators (x_bar); Delta_ubar^{t-1} needs V^t, the personal parameters
+    that round t-1 produced, so it is measured once that round has run (``engine.xbar_prev`` = x_bar^{t-1}).
+    """
+    s, X = engine.shared, engine.state["x"]
+    ubar = engine.x_bar()
+
+    def with_shared(u):  # (u, v_i) for every client i
+        return torch.where(s, u, X)
+
+    def personal_grad_norm_sq(Y):  # (1/m) sum_i ||grad_v F_i(Y_i)||^2
+        return float((evaluator.client_objectives(Y)[1][:, ~s] ** 2).sum(1).mean())
+
+    losses = evaluator.client_objectives(with_shared(ubar))[0]
+    grad_u = evaluator.client_objectives(with_shared(engine.xbar_prev))[1].mean(0)[s]
+    return {"train_loss": float(losses.mean()), "grad_norm_sq_u": float((grad_u**2).sum()),
+            "grad_norm_sq_v": personal_grad_norm_sq(X), "grad_norm_sq_v_z": personal_grad_norm_sq(models),
+            "consensus": float(((models - ubar)[:, s] ** 2).sum(1).mean()),
+            f"test_{key}": evaluator.personal_test(models)}

@@ -14,19 +14,22 @@ from torch import nn
 from torch.nn.utils import vector_to_parameters
 
 from dfltheory.empirical.rules import EPS
+from dfltheory.topology import graphs
 
 SERVER = ("fedavg", "fedprox", "fedsam", "scaffold")
-PUSH_SUM = ("dfedsgpsm", "sgp")
+PUSH_SUM = ("dfedsgpsm", "sgp", "dfedsgpsm-s", "dfedpgp")
 
 
 class ReferenceRun:
     """State: python lists of per-client flat vectors. ``round(plan, W_at)`` runs one round of ``name``."""
 
     def __init__(self, name: str, module: nn.Module, loss, x_train, y_train, x0: torch.Tensor, m: int, K: int,
-                 hp: dict | None = None, sequential: bool = False):
+                 hp: dict | None = None, sequential: bool = False, topology=None):
         self.name, self.module, self.loss, self.K, self.m = name, module, loss, K, m
         self.x_train, self.y_train, self.seq = x_train, y_train, sequential
         self.hp = hp or {}
+        self.topology = topology  # DFedSGPSM-S: the 'neighbour-selection' topology (seed, k)
+        self.personal = personal_mask(module, self.hp.get("personal"))  # DFedPGP's v coordinates
         z = torch.zeros_like(x0)
         self.x = [x0.clone() for _ in range(m)]
         self.dual = [z.clone() for _ in range(m)]  # DFedADMM ghat_i^{t-1}
@@ -45,7 +48,10 @@ class ReferenceRun:
 
     def local(self, i: int, start: torch.Tensor, idx: torch.Tensor, lr: float) -> torch.Tensor:
         n, hp = self.name, self.hp
-        sam_default = {"dfedsam": 0.01, "dfedsam-mgs": 0.01, "dfedadmm-sam": 0.1, "fedsam": 0.1, "dfedsgpsm": 0.1}
+        if n == "dfedpgp":
+            return self._pgp_local(i, start, idx, lr)
+        sam_default = {"dfedsam": 0.01, "dfedsam-mgs": 0.01, "dfedadmm-sam": 0.1, "fedsam": 0.1, "dfedsgpsm": 0.1,
+                       "dfedsgpsm-s": 0.1}
         rho = hp.get("rho", sam_default[n]) if n in sam_default else None
         y, v = start.clone(), torch.zeros_like(start)
         for k in range(self.K):
@@ -54,7 +60,7 @@ class ReferenceRun:
             g = self.grad(z, xb, yb)
             if rho is not None:  # SAM: gradient at z + rho g/||g||, same minibatch
                 g = self.grad(z + rho * g / (g.norm() + EPS), xb, yb)
-            if n in ("dfedavgm", "dfedsgpsm"):
+            if n in ("dfedavgm", "dfedsgpsm", "dfedsgpsm-s"):
                 v = hp.get("momentum", 0.9) * v + g
                 g = v
             elif n.startswith("dfedadmm"):
@@ -67,6 +73,42 @@ class ReferenceRun:
                 g = g - self.c_local[i] + self.c
             y = y - lr * g
         return y
+
+    def _pgp_local(self, i: int, start: torch.Tensor, idx: torch.Tensor, lr: float) -> torch.Tensor:
+        """Card dfedpgp §3.1 lines 5-12: K_v steps v <- v - eta_v grad_v F_i(z_i^{t,0}, v), then the remaining steps
+        u <- u - eta_u grad_u F_i(u / mu_i^t, v^{t+1})."""
+        p, hp = self.personal, self.hp
+        K_v = hp.get("K_v", 1)
+        eta_v = lr * hp["lr_v"] / hp["lr"] if "lr_v" in hp else lr  # eta_v decayed like eta_u
+        u, v = start[~p].clone(), start[p].clone()
+        for k in range(self.K):
+            point = torch.empty_like(start)
+            point[~p], point[p] = u / self.w[i], v
+            g = self.grad(point, self.x_train[idx[k, i]], self.y_train[idx[k, i]])
+            if k < K_v:
+                v = v - eta_v * g[p]
+            else:
+                u = u - lr * g[~p]
+        out = torch.empty_like(start)
+        out[~p], out[p] = u, v
+        return out
+
+    def _selected_P(self, z, idx):
+        """Seed 000 eq. (2): out-neighbours drawn from the losses f_i of z_i / w_i on client i's last minibatch;
+        p_ji = 1/|N_i^out| over the picks and i itself (card dfedsgpsm §5.1)."""
+        f = []
+        for i in range(self.m):
+            vector_to_parameters(z[i] / self.w[i], self.module.parameters())
+            with torch.no_grad():
+                f.append(float(self.loss(self.module(self.x_train[idx[-1, i]]), self.y_train[idx[-1, i]])))
+        topo = self.topology
+        G = graphs.neighbour_selection(self.m, seed=topo.seed, k=topo.params["k"], t=self.t, losses=f)
+        P = torch.zeros(self.m, self.m)
+        for i in range(self.m):
+            out = [i, *G.successors(i)]
+            for j in out:
+                P[j, i] = 1.0 / len(out)
+        return P
 
     # -- one round -------------------------------------------------------------------------------------------
     def round(self, plan, W_at) -> None:
@@ -94,8 +136,11 @@ class ReferenceRun:
                 self.c = self.c + sum(dc) / m
             self.x = [avg.clone() for _ in range(m)]
         elif n in PUSH_SUM:  # lines 15-16: x_i = sum_j p_ij x_j, w_i = sum_j p_ij w_j
-            P = W_at(0)
+            P = self._selected_P(z, idx) if n == "dfedsgpsm-s" else W_at(0)
             self.x = self._gossip(P, z)
+            if n == "dfedpgp":  # v_i is never sent (dfedpgp §3.1)
+                for i in range(m):
+                    self.x[i][self.personal] = z[i][self.personal]
             self.w = [sum(P[i, j] * self.w[j] for j in range(m)) for i in range(m)]
         elif n == "dfedcata":
             W = W_at(0)
@@ -130,3 +175,13 @@ class ReferenceRun:
             self.agg_prev[c] = a
             self.x[c] = self.local(c, y, plan.idx, plan.lr)
         self.t += 1
+
+
+def personal_mask(module: nn.Module, layers) -> torch.Tensor:
+    """DFedPGP's personal coordinates: the parameters of ``layers`` (comma-separated names; default the last Linear)."""
+    if layers is None:
+        layers = [name for name, mod in module.named_modules() if isinstance(mod, nn.Linear)][-1:]
+    elif isinstance(layers, str):
+        layers = [] if layers == "none" else layers.split(",")
+    return torch.cat([torch.full((p.numel(),), any(name.startswith(f"{layer}.") for layer in layers))
+                      for name, p in module.named_parameters()])

@@ -3,7 +3,7 @@
 A local step of every algorithm here is ``x <- x - eta * d`` with the direction ``d`` built by a chain of
 transforms. The first transform of a chain is a gradient oracle (:func:`gradient` or :func:`sam`); the others
 modify the direction (:func:`proximal`, :func:`admm_dual`, :func:`scaffold_correction`, :func:`momentum`,
-:func:`weight_decay`, :func:`clip`). All tensors are stacked over clients, shape ``(a, d)`` for the ``a``
+:func:`weight_decay`, :func:`clip`, :func:`alternating`). All tensors are stacked over clients, shape ``(a, d)`` for the ``a``
 clients that train this round, so every transform is a few row-wise tensor operations.
 
 Hooks, all optional: ``init(x)`` returns the transform's per-client state entries; ``round_start(ctx)``
@@ -31,6 +31,8 @@ class StepContext:
     lr: float
     K: int
     k: int = 0
+    shared: torch.Tensor | None = None  # (d,) bool: the coordinates push-sum mixes (DFedPGP's u); None: all
+    decay: float = 1.0  # lr_decay^t, for rules with a learning rate of their own (DFedPGP's eta_v)
 
     @property
     def x(self) -> torch.Tensor:
@@ -39,8 +41,15 @@ class StepContext:
     @property
     def point(self) -> torch.Tensor:
         """Where gradients are taken: x, or the de-biased z = x / w under push-sum (card dfedsgpsm §3.1 line 5)."""
-        w = self.state.get("ps_weight")
-        return self.state["x"] if w is None else self.state["x"] / w
+        return debias(self.state["x"], self.state.get("ps_weight"), self.shared)
+
+
+def debias(x: torch.Tensor, w: torch.Tensor | None, shared: torch.Tensor | None = None) -> torch.Tensor:
+    """Push-sum de-biasing z = x / w (card dfedsgpsm §3.1 line 5); with a ``shared`` mask only those coordinates
+    are divided: DFedPGP's (z, v) = (u / mu, v) (seed 003 Algorithm 1 line 11, card dfedpgp §3.1)."""
+    if w is None:
+        return x
+    return x / w if shared is None else torch.where(shared, x / w, x)
 
 
 def _row_norm(t: torch.Tensor) -> torch.Tensor:
@@ -196,6 +205,30 @@ class momentum(Transform):
         v = self.beta * ctx.state["momentum"] + d
         ctx.state["momentum"] = v
         return v
+
+
+class alternating(Transform):
+    """DFedPGP's alternating local phase (seed 003 Algorithm 1 lines 5-12, L90-100; card dfedpgp §3.1).
+
+    Steps k < K_v move the personal part only, v <- v - eta_v grad_v F_i(z_i^{t,0}, v) (u frozen);
+    the other K_u steps the shared part only, u <- u - eta_u grad_u F_i(u / mu, v^{t+1}).
+    ``ctx.shared`` marks u; eta_v = ``lr_v`` decayed like eta_u (default eta_v = eta_u, seed 003 L189 states none).
+    """
+
+    name = "alternating"
+
+    def __init__(self, K_v: int, lr_v: float | None = None):
+        if K_v < 0:
+            raise ValueError(f"K_v (personal steps per round) must be >= 0, got {K_v}")
+        if lr_v is not None and lr_v <= 0:
+            raise ValueError(f"the personal learning rate lr_v must be > 0, got {lr_v}")
+        self.K_v, self.lr_v = K_v, lr_v
+
+    def direction(self, d, ctx):
+        if ctx.k < self.K_v:
+            scale = 1.0 if self.lr_v is None else self.lr_v * ctx.decay / ctx.lr
+            return torch.where(ctx.shared, 0.0, d * scale)
+        return torch.where(ctx.shared, d, 0.0)
 
 
 class clip(Transform):

@@ -28,7 +28,7 @@ from dfltheory.empirical.metrics import Evaluator, measure
 DEFAULT_MODEL = {"digits": "mlp", "synthetic-quadratic": "linear", "synthetic-logistic": "logreg", "mnist": "mlp",
                  "fashion-mnist": "mlp", "cifar10": "cnn", "cifar100": "resnet18"}
 ALGO_KEYS = ("rho", "Q", "momentum", "lam", "lam_pen", "beta", "mode", "mu", "participation", "weight_decay",
-             "clip", "fresh_gossip")
+             "clip", "fresh_gossip", "K_v", "lr_v", "personal")
 VOLATILE = ("rounds", "device", "progress", "client_chunk")  # may change on --resume
 
 

@@ -16,6 +16,7 @@ from dfltheory.empirical.functional import FlatModel
 from dfltheory.empirical.metrics import Evaluator, consensus, measure
 from dfltheory.empirical.models import loss_fn
 from dfltheory.empirical.reference import ReferenceRun
+from dfltheory.topology import build as build_topology
 
 
 M = 6
@@ -90,7 +91,12 @@ def recorded(engine):
     return plans
 
 
-CASES = [(name, {}) for name in A.NAMES] + [
+def selection(m):
+    """DFedSGPSM-S's topology: 2 out-neighbours per client, drawn from the clients' losses every round."""
+    return build_topology("neighbour-selection", m, weights="push-sum", seed=0, k=2)
+
+
+CASES = [(name, {}) for name in A.NAMES if name != "dfedsgpsm-s"] + [
     ("dfedcata", {"mode": "B"}),
     ("dfedcata", {"mode": "A", "sequential": True}),
     ("dfedcata", {"mode": "B", "sequential": True}),
@@ -99,6 +105,10 @@ CASES = [(name, {}) for name in A.NAMES] + [
     ("fedavg", {"participation": 0.5}),
     ("dfedsgpsm", {"topology": "push-sum"}),
     ("sgp", {"topology": "push-sum"}),
+    ("dfedsgpsm-s", {"topology": "selection"}),
+    ("dfedpgp", {"topology": "push-sum"}),
+    ("dfedpgp", {"K_v": 2, "lr_v": 0.2, "lr": 0.05, "topology": "push-sum"}),
+    ("dfedpgp", {"personal": "1", "K_v": 0, "topology": "push-sum"}),
 ]
 
 
@@ -106,14 +116,14 @@ CASES = [(name, {}) for name in A.NAMES] + [
 def test_vectorized_round_equals_per_client_reference(data, name, opts):
     opts = dict(opts)
     seq = opts.pop("sequential", False)
-    topologies = {"time-varying": RandomPermutationTopology, "push-sum": RandomPushSumTopology}
+    topologies = {"time-varying": RandomPermutationTopology, "push-sum": RandomPushSumTopology, "selection": selection}
     topo = topologies.get(opts.pop("topology", None))
     mixing = C.Mixing(topo(M)) if topo else C.Mixing(ring(M))
     eng = engine_for(data, name, mixing=mixing, sequential=seq, **opts)
     plans = recorded(eng)
     x0 = eng.state["x"][0].clone()
     ref = ReferenceRun(name, net(data), loss_fn(data.task), eng.x_train, eng.y_train, x0, M, eng.K, hp=opts,
-                       sequential=seq)
+                       sequential=seq, topology=mixing.source)
     for t in range(3):
         eng.round()
         ref.round(plans[-1], lambda q, t=t: mixing.at(t * eng.algo.comm.draws + q))
@@ -136,6 +146,10 @@ def run_rounds(eng, rounds=3):
     (("fedsam", {"rho": 0.0}), ("fedavg", {})),
     (("fedprox", {"mu": 0.0}), ("fedavg", {})),
     (("dfedavgm", {"momentum": 0.0}), ("dfedavg", {})),
+    (("dfedpgp", {"personal": "none", "K_v": 0, "mixing": C.Mixing(RandomPushSumTopology(M))}),
+     ("dfedsgpsm", {"rho": 0.0, "momentum": 0.0, "mixing": C.Mixing(RandomPushSumTopology(M))})),
+    (("dfedpgp", {"personal": "none", "K_v": 0, "K": 1, "mixing": C.Mixing(RandomPushSumTopology(M))}),
+     ("sgp", {"mixing": C.Mixing(RandomPushSumTopology(M))})),
 ])
 def test_reductions(data, a, b):
     xa = run_rounds(engine_for(data, a[0], **a[1]))
@@ -376,3 +390,70 @@ def test_push_sum_weights_keep_their_sum_and_debias(data):
     assert abs(float(w.sum()) - M) < 1e-5 and float((w - 1).abs().max()) > 1e-2
     assert torch.allclose(eng.algo.client_models(eng.state), eng.state["x"] / w)
     assert torch.allclose(eng.x_bar(), eng.state["x"].mean(0))
+
+
+def test_dfedpgp_never_mixes_personal_parameters_and_mixes_shared_ones(data):
+    """Card dfedpgp §3.1: push-sum acts on u only. After round 0 (same start, same batches) the run with a random
+    column-stochastic P and the run with P = I have the same v, and u_P = P u_I."""
+    P = RandomPushSumTopology(M).matrix(0)
+    mixed = engine_for(data, "dfedpgp", mixing=C.Mixing(P))
+    alone = engine_for(data, "dfedpgp", mixing=C.Mixing(np.eye(M)))
+    mixed.round()
+    alone.round()
+    v = ~mixed.shared
+    X_P, X_I = mixed.state["x"], alone.state["x"]
+    assert int(v.sum()) == 8 * data.num_classes + data.num_classes  # the last Linear layer: weight and bias
+    assert torch.equal(X_P[:, v], X_I[:, v])
+    assert torch.allclose(X_P[:, ~v], torch.tensor(P, dtype=X_I.dtype) @ X_I[:, ~v], atol=1e-6)
+    assert (X_P[:, ~v] - X_I[:, ~v]).abs().max() > 1e-3
+    assert torch.allclose(mixed.state["ps_weight"], torch.tensor(P, dtype=X_I.dtype).sum(1, keepdim=True))
+
+
+def test_dfedpgp_split_option(data):
+    model = FlatModel(net(data), loss_fn(data.task))
+    first = A.make("dfedpgp", personal="1").split(model)
+    assert int(first.sum()) == 64 * 8 + 8 and bool(first[: 64 * 8 + 8].all())
+    assert not A.make("dfedpgp", personal="none").split(model).any()
+    with pytest.raises(ValueError, match="unknown layer"):
+        A.make("dfedpgp", personal="head").split(model)
+    with pytest.raises(ValueError, match="every layer is personal"):
+        A.make("dfedpgp").split(FlatModel(nn.Sequential(nn.Flatten(), nn.Linear(64, 10)), loss_fn(data.task)))
+    with pytest.raises(ValueError, match="K_v"):
+        A.make("dfedpgp", K_v=-1)
+
+
+def test_dfedpgp_metrics_are_theorem_1s_quantities(data):
+    """Card dfedpgp §2: Delta_ubar^{t-1} = ||grad_u F(ubar^{t-1}, V^t)||^2 (measured after round t-1) and
+    Delta_v^t = (1/m) sum_i ||grad_v F_i(u_i^t, v_i^t)||^2 at the biased u_i^t."""
+    eng = engine_for(data, "dfedpgp", mixing=C.Mixing(RandomPushSumTopology(M)))
+    eng.round()
+    ubar_prev = eng.state["x"].mean(0)
+    eng.round()
+    rec = measure(eng, Evaluator(eng.model, data))
+    s, X = eng.shared, eng.state["x"]
+
+    def F(U):  # (1/m) sum_i F_i(U[i]) on the whole local data
+        return sum(eng.model.loss_at(U[i], *data.client_data(i)) for i in range(M)) / M
+
+    u = ubar_prev.clone().requires_grad_(True)
+    (g_u,) = torch.autograd.grad(F(torch.where(s, u, X)), u)  # (ubar^1, v_i^2) for every client i
+    assert rec["grad_norm_sq_u"] == pytest.approx(float((g_u[s] ** 2).sum()), rel=1e-4)
+    Xg = X.clone().requires_grad_(True)
+    (g,) = torch.autograd.grad(F(Xg) * M, Xg)  # row i: grad f_i(u_i, v_i)
+    assert rec["grad_norm_sq_v"] == pytest.approx(float((g[:, ~s] ** 2).sum(1).mean()), rel=1e-4)
+    assert rec["train_loss"] == pytest.approx(float(F(torch.where(s, X.mean(0), X))), rel=1e-5)
+    Z = eng.client_models()
+    assert torch.allclose(Z[:, ~s], X[:, ~s]) and not torch.allclose(Z[:, s], X[:, s])
+    acc = [float((eng.model.forward(Z[i], data.x_test[ix]).argmax(-1) == data.y_test[ix]).double().mean())
+           for i, ix in enumerate(data.client_test_indices) if len(ix)]
+    assert rec["test_acc"] == pytest.approx(np.mean(acc))
+    assert "grad_norm_sq" not in rec and rec["grad_norm_sq_v_z"] != rec["grad_norm_sq_v"]
+
+
+def test_dfedsgpsm_s_needs_the_neighbour_selection_topology(data):
+    with pytest.raises(ValueError, match="--topology neighbour-selection"):
+        engine_for(data, "dfedsgpsm-s")
+    eng = engine_for(data, "dfedsgpsm-s", mixing=C.Mixing(selection(M)))
+    eng.round()
+    assert eng.sent == 2 * M  # k = 2 out-neighbours per client
+    assert abs(float(eng.state["ps_weight"].sum()) - M) < 1e-5

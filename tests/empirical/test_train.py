@@ -19,20 +19,27 @@ def lines(out):
     return [json.loads(ln) for ln in (out / "metrics.jsonl").read_text().splitlines()]
 
 
+EXTRA_ARGS = {  # DFedSGPSM-S draws its own graph; DFedPGP needs a model with a head and a body (logreg has one layer)
+    "dfedsgpsm-s": ["--topology", "neighbour-selection", "--topology-params", "k=2"],
+    "dfedpgp": ["--model", "mlp", "--K-v", "1", "--lr-v", "0.1"],
+}
+
+
 @pytest.mark.parametrize("dataset", ["digits", "synthetic-logistic"])
 @pytest.mark.parametrize("algo", A.NAMES)
 def test_every_algorithm_trains_from_the_command_line(tmp_path, algo, dataset):
     out = tmp_path / "run"
     rc = cli.main(["train", "--algo", algo, "--dataset", dataset, "--n", "4", "--topology", "ring", "--rounds", "2",
                    "--K", "2", "--lr", "0.05", "--batch-size", "8", "--participation", "0.5", "--out", str(out),
-                   "--no-progress"])
+                   "--no-progress", *EXTRA_ARGS.get(algo, [])])
     assert rc == 0
     recs = lines(out)
     assert [r["round"] for r in recs] == [0, 1, 2]
     assert all(r["finite"] for r in recs) and recs[-1]["train_loss"] < recs[0]["train_loss"] * 1.5
     assert recs[-1]["models_sent"] > 0 and 0 <= recs[-1]["test_acc"] <= 1
     assert json.loads((out / "config.json").read_text())["algo"] == algo
-    aux = {"dfedadmm": "grad_norm_sq_w", "dfedadmm-sam": "grad_norm_sq_w", "dfedcata": "grad_norm_sq_p"}.get(algo)
+    aux = {"dfedadmm": "grad_norm_sq_w", "dfedadmm-sam": "grad_norm_sq_w", "dfedcata": "grad_norm_sq_p",
+           "dfedpgp": "grad_norm_sq_u"}.get(algo)
     if aux:
         assert aux in recs[-1]
 
@@ -45,9 +52,9 @@ def test_same_seed_gives_bit_identical_runs(tmp_path):
     assert (tmp_path / "a" / "metrics.jsonl").read_text() != (tmp_path / "c" / "metrics.jsonl").read_text()
 
 
-@pytest.mark.parametrize("algo", ["dfedavgm", "dfedcata", "scaffold"])
+@pytest.mark.parametrize("algo", ["dfedavgm", "dfedcata", "scaffold", "dfedpgp"])
 def test_resume_continues_exactly(tmp_path, algo):
-    cfg = {**BASE, "algo": algo, "participation": 0.5, "mode": "B"}
+    cfg = {**BASE, "algo": algo, "participation": 0.5, "mode": "B", "model": "mlp"}
     runner.run({**cfg, "rounds": 6, "out": tmp_path / "straight"})
     runner.run({**cfg, "rounds": 3, "out": tmp_path / "split"})
     runner.run({**cfg, "rounds": 6, "out": tmp_path / "split"}, resume=True)
@@ -113,6 +120,12 @@ def test_push_sum_algorithms_need_column_stochastic_weights(tmp_path):
     summary = runner.run({**BASE, "algo": "dfedsgpsm", "rounds": 2, "topology": "random", "weights": "push-sum",
                           "topology_params": "k=2", "out": tmp_path / "ps"})
     assert summary["status"] == "completed" and summary["last"]["models_sent"] == 2 * 2 * 4
+
+
+def test_dfedsgpsm_s_refuses_a_graph_it_does_not_draw(tmp_path):
+    with pytest.raises(ValueError, match="--topology neighbour-selection"):
+        runner.run({**BASE, "algo": "dfedsgpsm-s", "rounds": 1, "topology": "random", "weights": "push-sum",
+                    "topology_params": "k=2", "out": tmp_path / "s"})
 
 
 def test_engine_state_lives_on_the_requested_device(tmp_path):
