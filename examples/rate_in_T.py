@@ -92,6 +92,8 @@ def figure(rows, fit, path) -> None:
     ax.plot(T, measured[0] * (T / T[0]) ** -0.5, ":", color="grey", label="stated O(1/sqrt(KT)) (slope -0.5)")
     ax.set(xscale="log", yscale="log", xlabel="horizon T (schedule eta = c/(L sqrt(KT)), rho = r/sqrt(T))",
            title="DFedSAM on least squares, ring: rate in T")
+    ax.set_xticks(T, [str(int(t)) for t in T])
+    ax.minorticks_off()
     ax.legend(fontsize="small")
     fig.tight_layout()
     fig.savefig(path, dpi=120)
