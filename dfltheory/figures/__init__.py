@@ -6,6 +6,7 @@ figures compose; nothing is shown or saved implicitly.
 
 from dfltheory.figures.bounds import plot_bound, plot_bound_terms
 from dfltheory.figures.topology import plot_topology_constants
-from dfltheory.figures.training import plot_predicted_vs_measured
+from dfltheory.figures.training import plot_predicted_vs_measured, plot_rate_in_T, plot_topology_sweep
 
-__all__ = ["plot_bound", "plot_bound_terms", "plot_topology_constants", "plot_predicted_vs_measured"]
+__all__ = ["plot_bound", "plot_bound_terms", "plot_topology_constants", "plot_predicted_vs_measured",
+           "plot_topology_sweep", "plot_rate_in_T"]

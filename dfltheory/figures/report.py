@@ -1,5 +1,6 @@
 """The verification report: topology constants, the catalog, stated against derived rates, the papers' own
-settings against their conditions, and one predicted-against-measured training run, with figures.
+settings against their conditions, and predicted against measured training (one run, the topology dependence,
+the rate in T), with figures.
 
 ``dfltheory report --out report`` writes ``report.md``, ``report.json`` and the PNG figures there.
 """
@@ -8,7 +9,6 @@ from __future__ import annotations
 
 import json
 import math
-import shutil
 from collections import Counter
 from pathlib import Path
 
@@ -71,26 +71,16 @@ def training_section(out: Path, rounds: int = 60, n: int = 16) -> dict:
     step size that Theorem 4.1 of seed 001 admits; the measured min_t ||grad f(x_bar^t)||^2 next to the bound
     evaluated with those constants."""
     from dfltheory.bounds import get
-    from dfltheory.empirical.data import load
-    from dfltheory.empirical.runner import run
-    from dfltheory.figures.training import problem_constants, read_metrics
-    from dfltheory.topology import analyze
+    from dfltheory.figures.experiments import dfedsam_run, largest_step_size
 
     thm = get("dfedsam.thm4.1")
-    consts = load("synthetic-quadratic", n, seed=0).constants
-    lam = analyze("ring", n)["lambda"]
     K, rho = 5, 0.01
-    eta = thm.largest("eta", K=K, L=consts["L"], rho=rho, Q=1, lam=lam, m=n)
+    eta = largest_step_size(n, K, rho)
     run_dir = out / "run-dfedsam-quadratic"
-    shutil.rmtree(run_dir, ignore_errors=True)  # the report's run is regenerated with the report
-    cfg = {"algo": "dfedsam", "dataset": "synthetic-quadratic", "n": n, "topology": "ring", "weights": "metropolis",
-           "rounds": rounds, "K": K, "lr": eta, "rho": rho, "batch_size": 16, "seed": 0, "out": str(run_dir),
-           "progress": False, "local_eval": False, "checkpoint_every": rounds}
-    summary = run(cfg)
-    rows = read_metrics(run_dir / "metrics.jsonl")
-    values = {"eta": eta, "K": K, "rho": rho, "m": n, "Q": 1, "lam": lam, **problem_constants(consts, rows)}
+    rows, values = dfedsam_run(run_dir, n, rounds, eta, rho, K)
     check = thm.check(T=rounds, **values)
-    return {"config": {k: v for k, v in cfg.items() if k != "out"}, "status": summary["status"],
+    return {"config": {"n": n, "rounds": rounds, "K": K, "lr": eta, "rho": rho, "topology": "ring"},
+            "status": "completed" if rows[-1]["finite"] else "diverged",
             "constants": values, "measured_min_grad_norm_sq": min(r["grad_norm_sq"] for r in rows),
             "bound_at_T": check.value, "bound_terms": check.terms, "dominant_term": check.dominant_term,
             "conditions": [v.to_dict() for v in check.conditions],
@@ -100,7 +90,16 @@ def training_section(out: Path, rounds: int = 60, n: int = 16) -> dict:
                      "that every condition of the theorem admits."}
 
 
-def figures(out: Path, training: dict | None) -> list[str]:
+def sweeps_section(out: Path) -> dict:
+    """The topology sweep (n = 16, 100 rounds) and the rate in T (T = 25 ... 200) of
+    :mod:`dfltheory.figures.experiments`."""
+    from dfltheory.figures.experiments import rate_in_T, topology_sweep
+
+    return {"topology": topology_sweep(out / "sweep-topology", n=16, rounds=100),
+            "rate": rate_in_T(out / "sweep-rate", n=16, horizons=(25, 50, 100, 200))}
+
+
+def figures(out: Path, training: dict | None, sweeps: dict | None = None) -> list[str]:
     import matplotlib
 
     matplotlib.use("Agg")
@@ -155,6 +154,17 @@ def figures(out: Path, training: dict | None) -> list[str]:
         fig.savefig(out / "predicted_vs_measured.png", dpi=120)
         files.append("predicted_vs_measured.png")
         plt.close(fig)
+    if sweeps is not None:
+        from dfltheory.figures import plot_rate_in_T, plot_topology_sweep
+
+        for name, plot, key in (("topology_sweep.png", plot_topology_sweep, "topology"),
+                                ("rate_in_T.png", plot_rate_in_T, "rate")):
+            fig, ax = plt.subplots(figsize=(7, 4))
+            plot(sweeps[key], ax=ax)
+            fig.tight_layout()
+            fig.savefig(out / name, dpi=120)
+            files.append(name)
+            plt.close(fig)
     return files
 
 
@@ -192,6 +202,23 @@ def markdown(rep: dict) -> str:
                   f"* bound / measured = {_num(tr['bound_at_T'] / tr['measured_min_grad_norm_sq'])}",
                   "* conditions: " + "; ".join(f"`{c['relation']}` {'holds' if c['holds'] else 'VIOLATED'}"
                                               for c in tr["conditions"])]
+    sw = rep.get("sweeps")
+    if sw:
+        top = sw["topology"]
+        lines += ["", f"## 6. Topology dependence: measured against {top['theorem']}", "",
+                  f"Same problem, n = {top['n']}, T = {top['rounds']}, eta = {_num(top['eta'])} (the largest admissible), "
+                  "Metropolis weights; ratios to the complete graph.", ""]
+        lines += _table(["topology", "Q", "lambda", "measured", "bound", "measured / full", "bound / full"],
+                        [[r["topology"], r["Q"], r["lambda"], r["measured"], r["bound"], r["measured_ratio"],
+                          r["bound_ratio"]] for r in top["rows"]])
+        rate = sw["rate"]
+        lines += ["", f"## 7. Rate in T under Corollary 4.1.1's schedule ({rate['corollary']})", "",
+                  f"eta = c/(L sqrt(KT)), rho = r/sqrt(T), c = {_num(rate['c'])}, r = {_num(rate['r'])}, n = {rate['n']}.", ""]
+        lines += _table(["T", "eta", "measured", "bound"],
+                        [[r["T"], r["eta"], r["measured"], r["bound"]] for r in rate["rows"]])
+        lines += ["", f"Slopes in log T: measured {_num(rate['slopes']['measured'])}, bound "
+                  f"{_num(rate['slopes']['bound'])}, stated {rate['slopes']['stated']}. The bound's O(1/sqrt(KT)) "
+                  f"term is its largest only from T = {_num(rate['T_leading'])} on."]
     lines += ["", "## Figures", ""] + [f"![{f}]({f})" for f in rep["figures"]]
     return "\n".join(lines) + "\n"
 
@@ -203,7 +230,8 @@ def build_report(out: str | Path, train: bool = True, n: int = 100) -> dict:
     rep = {"topology": topology_section(n), "catalog": catalog_section(), "rates": rates_section(),
            "experiments": experiments_section()}
     rep["training"] = training_section(out) if train else None
-    rep["figures"] = figures(out, rep["training"])
+    rep["sweeps"] = sweeps_section(out) if train else None
+    rep["figures"] = figures(out, rep["training"], rep["sweeps"])
     (out / "report.json").write_text(json.dumps(rep, indent=1, default=str) + "\n")
     (out / "report.md").write_text(markdown(rep))
     return rep

@@ -64,3 +64,35 @@ def plot_predicted_vs_measured(rows, theorem: str | Theorem, values: Mapping[str
     ax.set_ylabel(key.replace("_", " "))
     ax.legend(fontsize="small")
     return ax
+
+
+def plot_topology_sweep(result: Mapping, ax=None):
+    """Bars of :func:`dfltheory.figures.experiments.topology_sweep`: measured error and bound per (topology, Q)."""
+    ax = _axes(ax)
+    rows = result["rows"]
+    x = np.arange(len(rows))
+    ax.bar(x - 0.2, [r["measured"] for r in rows], 0.4, label="measured min_t ||grad f||^2")
+    ax.bar(x + 0.2, [r["bound"] for r in rows], 0.4, label=f"{result['theorem']} bound")
+    ax.set_xticks(x, [f"{r['topology']}\nQ={r['Q']}" for r in rows], fontsize="small")
+    ax.set_yscale("log")
+    ax.set_title(f"DFedSAM(-MGS), n = {result['n']}, T = {result['rounds']}: measured against the bound")
+    ax.legend(fontsize="small")
+    return ax
+
+
+def plot_rate_in_T(result: Mapping, ax=None):
+    """:func:`dfltheory.figures.experiments.rate_in_T`: measured and bound against the horizon, with the
+    stated O(1/sqrt(KT)) through the first measurement; slopes in the legend."""
+    ax = _axes(ax)
+    rows, slopes = result["rows"], result["slopes"]
+    T = np.array([r["T"] for r in rows], dtype=float)
+    measured = np.array([r["measured"] for r in rows])
+    ax.plot(T, measured, "o-", label=f"measured min_t ||grad f||^2 (slope {slopes['measured']:.2f})")
+    ax.plot(T, [r["bound"] for r in rows], "k--", label=f"{result['corollary']} (slope {slopes['bound']:.2f})")
+    ax.plot(T, measured[0] * (T / T[0]) ** -0.5, ":", color="grey", label="stated O(1/sqrt(KT)) (slope -0.5)")
+    ax.set(xscale="log", yscale="log", xlabel="horizon T (eta = c/(L sqrt(KT)), rho = r/sqrt(T))",
+           title=f"DFedSAM, n = {result['n']}: rate in T")
+    ax.set_xticks(T, [str(int(t)) for t in T])
+    ax.minorticks_off()
+    ax.legend(fontsize="small")
+    return ax
