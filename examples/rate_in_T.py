@@ -17,12 +17,9 @@ import argparse
 import json
 from pathlib import Path
 
-import matplotlib
-
-matplotlib.use("Agg")
-
-from dfltheory.figures import plot_rate_in_T  # noqa: E402
-from dfltheory.figures.experiments import rate_in_T  # noqa: E402
+from dfltheory.figures import plot_rate_in_T
+from dfltheory.figures.axes import save_figure
+from dfltheory.figures.experiments import rate_in_T
 
 
 def main(argv=None) -> None:
@@ -40,9 +37,7 @@ def main(argv=None) -> None:
     print(f"\nslope in log T: measured {s['measured']:.3f}, bound {s['bound']:.3f}, stated {s['stated']}")
     print(f"the bound's O(1/sqrt(KT)) term is its largest only from T = {res['T_leading']:.3g} on")
     (out / "rate_in_T.json").write_text(json.dumps(res, indent=1))
-    ax = plot_rate_in_T(res)
-    ax.figure.tight_layout()
-    ax.figure.savefig(out / "rate_in_T.png", dpi=120)
+    save_figure(plot_rate_in_T(res), out / "rate_in_T.png")
 
 
 if __name__ == "__main__":

@@ -16,12 +16,9 @@ import argparse
 import json
 from pathlib import Path
 
-import matplotlib
-
-matplotlib.use("Agg")
-
-from dfltheory.figures import plot_topology_sweep  # noqa: E402
-from dfltheory.figures.experiments import topology_sweep  # noqa: E402
+from dfltheory.figures import plot_topology_sweep
+from dfltheory.figures.axes import save_figure
+from dfltheory.figures.experiments import topology_sweep
 
 
 def main(argv=None) -> None:
@@ -39,9 +36,7 @@ def main(argv=None) -> None:
         print(f"{r['topology']:<12} {r['Q']:>2} {r['lambda']:>8.4f} {r['measured']:>10.4g} {r['final_consensus']:>10.3g} "
               f"{r['bound']:>10.4g} {r['measured_ratio']:>16.3g} {r['bound_ratio']:>13.3g}")
     (out / "topology_sweep.json").write_text(json.dumps(res, indent=1))
-    ax = plot_topology_sweep(res)
-    ax.figure.tight_layout()
-    ax.figure.savefig(out / "topology_sweep.png", dpi=120)
+    save_figure(plot_topology_sweep(res), out / "topology_sweep.png")
 
 
 if __name__ == "__main__":

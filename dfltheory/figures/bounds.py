@@ -7,17 +7,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 
 from dfltheory.bounds import Theorem, get
-
-
-def _axes(ax):
-    if ax is None:
-        import matplotlib
-
-        matplotlib.use("Agg", force=False)
-        import matplotlib.pyplot as plt
-
-        _, ax = plt.subplots(figsize=(6, 4))
-    return ax
+from dfltheory.figures.axes import axes_or_new
 
 
 def bound_where_valid(thm: Theorem, values: Mapping[str, object]) -> tuple[np.ndarray, list[str]]:
@@ -47,7 +37,7 @@ def plot_bound(theorems: Sequence[str | Theorem], x: str, grid, values: Mapping[
     Theorems that do not use a given symbol ignore it, so the same ``values`` serve several papers. A curve
     has a gap where a condition of its theorem fails; the axes say which.
     """
-    ax = _axes(ax)
+    ax = axes_or_new(ax)
     grid = np.asarray(grid, dtype=float)
     for t in theorems:
         thm = get(t) if isinstance(t, str) else t
@@ -67,7 +57,7 @@ def plot_bound(theorems: Sequence[str | Theorem], x: str, grid, values: Mapping[
 
 def plot_bound_terms(theorem: str | Theorem, x: str, grid, values: Mapping[str, float], ax=None):
     """The named terms of one bound over ``grid`` values of ``x``, and their sum: which term dominates where."""
-    ax = _axes(ax)
+    ax = axes_or_new(ax)
     thm = get(theorem) if isinstance(theorem, str) else theorem
     grid = np.asarray(grid, dtype=float)
     own = {k: v for k, v in values.items() if k in thm.required + thm.condition_symbols and k != x}

@@ -61,12 +61,9 @@ def _report(args) -> int:
 
 
 def _save(ax, out: str) -> int:
-    import matplotlib.pyplot as plt
+    from dfltheory.figures.axes import save_figure
 
-    ax.figure.tight_layout()
-    ax.figure.savefig(out, dpi=120)
-    plt.close(ax.figure)
-    print(f"wrote {out}")
+    print(f"wrote {save_figure(ax, out)}")
     return 0
 
 

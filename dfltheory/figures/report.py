@@ -99,23 +99,19 @@ def sweeps_section(out: Path) -> dict:
             "rate": rate_in_T(out / "sweep-rate", n=16, horizons=(25, 50, 100, 200))}
 
 
-def figures(out: Path, training: dict | None, sweeps: dict | None = None) -> list[str]:
-    import matplotlib
+def _spectral_gap_figure():
+    from dfltheory.figures import plot_topology_constants
 
-    matplotlib.use("Agg")
+    ax = plot_topology_constants(("ring", "grid", "exponential", "watts-strogatz"), [16, 32, 64, 128, 256])
+    ax.set_title("spectral gap 1 - lambda (Metropolis weights)")
+    return ax
+
+
+def _bound_vs_gap_figure():
+    """DFedSAM's Theorem 4.1 for Q = 1, 2, 4 against the spectral gap, the papers' topologies marked, and its
+    terms at Q = 1."""
     import matplotlib.pyplot as plt
     import numpy as np
-
-    from dfltheory.figures import plot_predicted_vs_measured, plot_topology_constants
-
-    files = []
-    fig, ax = plt.subplots(figsize=(6, 4))
-    plot_topology_constants(("ring", "grid", "exponential", "watts-strogatz"), [16, 32, 64, 128, 256], ax=ax)
-    ax.set_title("spectral gap 1 - lambda (Metropolis weights)")
-    fig.tight_layout()
-    fig.savefig(out / "spectral_gap.png", dpi=120)
-    files.append("spectral_gap.png")
-    plt.close(fig)
 
     from dfltheory.bounds import get
     from dfltheory.topology import analyze
@@ -141,31 +137,34 @@ def figures(out: Path, training: dict | None, sweeps: dict | None = None) -> lis
     right.set(xscale="log", yscale="log", xlabel="spectral gap 1 - lambda", title="its terms at Q = 1")
     right.legend(fontsize="small")
     fig.suptitle("eta = 1e-3, K = 5, L = 1, rho = 0.01, sigma_l = sigma_g = B = 1, m = 100", fontsize="small")
-    fig.tight_layout()
-    fig.savefig(out / "bound_vs_spectral_gap.png", dpi=120)
-    files.append("bound_vs_spectral_gap.png")
-    plt.close(fig)
+    return left
 
+
+def _predicted_vs_measured_figure(training: dict):
+    from dfltheory.figures import plot_predicted_vs_measured
+
+    ax = plot_predicted_vs_measured(training["metrics"], training["theorem"], training["constants"])
+    ax.set_title("DFedSAM on least squares, ring: bound vs measured")
+    return ax
+
+
+def figures(out: Path, training: dict | None, sweeps: dict | None = None) -> list[str]:
+    """Draw and save the report's figures into ``out``; returns their file names."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from dfltheory.figures import plot_rate_in_T, plot_topology_sweep
+    from dfltheory.figures.axes import save_figure
+
+    draw = {"spectral_gap.png": _spectral_gap_figure, "bound_vs_spectral_gap.png": _bound_vs_gap_figure}
     if training is not None:
-        fig, ax = plt.subplots(figsize=(6, 4))
-        plot_predicted_vs_measured(training["metrics"], training["theorem"], training["constants"], ax=ax)
-        ax.set_title("DFedSAM on least squares, ring: bound vs measured")
-        fig.tight_layout()
-        fig.savefig(out / "predicted_vs_measured.png", dpi=120)
-        files.append("predicted_vs_measured.png")
-        plt.close(fig)
+        draw["predicted_vs_measured.png"] = lambda: _predicted_vs_measured_figure(training)
     if sweeps is not None:
-        from dfltheory.figures import plot_rate_in_T, plot_topology_sweep
-
-        for name, plot, key in (("topology_sweep.png", plot_topology_sweep, "topology"),
-                                ("rate_in_T.png", plot_rate_in_T, "rate")):
-            fig, ax = plt.subplots(figsize=(7, 4))
-            plot(sweeps[key], ax=ax)
-            fig.tight_layout()
-            fig.savefig(out / name, dpi=120)
-            files.append(name)
-            plt.close(fig)
-    return files
+        draw["topology_sweep.png"] = lambda: plot_topology_sweep(sweeps["topology"])
+        draw["rate_in_T.png"] = lambda: plot_rate_in_T(sweeps["rate"])
+    for name, fn in draw.items():
+        save_figure(fn(), out / name)
+    return list(draw)
 
 
 def markdown(rep: dict) -> str:

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from dfltheory.figures.bounds import _axes
+from dfltheory.figures.axes import axes_or_new
 
 
 def plot_topology_constants(names: Sequence[str], ns: Sequence[int], key: str = "spectral_gap",
@@ -15,7 +15,7 @@ def plot_topology_constants(names: Sequence[str], ns: Sequence[int], key: str = 
     clients, one curve per topology, on log-log axes."""
     from dfltheory.topology import analyze
 
-    ax = _axes(ax)
+    ax = axes_or_new(ax)
     ns = np.asarray(ns, dtype=int)
     for name in names:
         vals = np.array([float(analyze(name, int(n), weights=weights, seed=seed)[key]) for n in ns])

@@ -11,7 +11,8 @@ from pathlib import Path
 import numpy as np
 
 from dfltheory.bounds import Theorem, get
-from dfltheory.figures.bounds import _axes, bound_where_valid, mark_invalid
+from dfltheory.figures.axes import axes_or_new
+from dfltheory.figures.bounds import bound_where_valid, mark_invalid
 
 
 def read_metrics(path: str | Path) -> list[dict]:
@@ -48,7 +49,7 @@ def plot_predicted_vs_measured(rows, theorem: str | Theorem, values: Mapping[str
     ``values`` holds every symbol of the bound except T (the horizon is the x axis). The bound is drawn only
     where the theorem's conditions hold; the axes say which condition removed it.
     """
-    ax = _axes(ax)
+    ax = axes_or_new(ax)
     thm = get(theorem) if isinstance(theorem, str) else theorem
     if isinstance(rows, (str, Path)):
         rows = read_metrics(rows)
@@ -68,7 +69,7 @@ def plot_predicted_vs_measured(rows, theorem: str | Theorem, values: Mapping[str
 
 def plot_topology_sweep(result: Mapping, ax=None):
     """Bars of :func:`dfltheory.figures.experiments.topology_sweep`: measured error and bound per (topology, Q)."""
-    ax = _axes(ax)
+    ax = axes_or_new(ax)
     rows = result["rows"]
     x = np.arange(len(rows))
     ax.bar(x - 0.2, [r["measured"] for r in rows], 0.4, label="measured min_t ||grad f||^2")
@@ -83,7 +84,7 @@ def plot_topology_sweep(result: Mapping, ax=None):
 def plot_rate_in_T(result: Mapping, ax=None):
     """:func:`dfltheory.figures.experiments.rate_in_T`: measured and bound against the horizon, with the
     stated O(1/sqrt(KT)) through the first measurement; slopes in the legend."""
-    ax = _axes(ax)
+    ax = axes_or_new(ax)
     rows, slopes = result["rows"], result["slopes"]
     T = np.array([r["T"] for r in rows], dtype=float)
     measured = np.array([r["measured"] for r in rows])
