@@ -38,7 +38,8 @@ def register(subparsers) -> None:
                     "Topology constants (lambda, psi, C, q, delta, m) can come from a named topology.")
     p.add_argument("id", help="theorem id, e.g. dfedsam.thm4.1 (see `dfltheory bounds list`)")
     p.add_argument("--set", nargs="+", default=[], metavar="NAME=VALUE", help="values, e.g. eta=0.01 K=5 T=1000")
-    p.add_argument("--topology", help="take topology constants from this topology (see `dfltheory topology`)")
+    p.add_argument("--topology", help="take topology constants from this topology, NAME or NAME:key=value,... "
+                   "(see `dfltheory topology`)")
     p.add_argument("--n", type=int, help="number of clients of the topology")
     p.add_argument("--weights", default="default", help="mixing-weight rule of the topology (default: the topology's own)")
     p.add_argument("--seed", type=int, default=0, help="seed of random topologies")
@@ -144,6 +145,7 @@ def _fmt(x) -> str:
 
 def _check(args) -> int:
     from dfltheory.bounds import get, topology_values
+    from dfltheory.topology.commands import jsonable
     from dfltheory.bounds.theorem import interval_text
 
     thm = get(args.id)
@@ -151,7 +153,8 @@ def _check(args) -> int:
     topo_report = None
     if args.topology:
         topo, topo_report = topology_values(thm, args.topology, args.n, args.weights, args.seed,
-                                            Q=int(values.get("Q", 1)), push_sum=args.push_sum)
+                                            Q=int(values.get("Q", 1)), push_sum=args.push_sum,
+                                            K_u=int(values.get("K_u", 1)))
         clash = {k for k in topo if k in values and values[k] != topo[k]}
         if clash:
             raise ValueError(f"{sorted(clash)} given with --set and also by --topology {args.topology}; give one")
@@ -167,7 +170,8 @@ def _check(args) -> int:
     if args.json:
         out = result.to_dict()
         if topo_report is not None:
-            out["topology"] = {k: v for k, v in topo_report.items() if isinstance(v, (int, float, str, bool))}
+            out["topology"] = jsonable({k: v for k, v in topo_report.items()
+                                         if isinstance(v, (int, float, str, bool))})
         if solved:
             out["solve"] = solved
         print(json.dumps(out, indent=1))

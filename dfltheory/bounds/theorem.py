@@ -335,6 +335,12 @@ class Theorem:
         bad = np.isnan(out)
         if np.any(bad):
             raise DomainError(f"{self.id}: the bound is not defined at {int(bad.sum())} of the given points")
+        lost = np.isinf(out) & ~np.broadcast_to(np.asarray(mask, dtype=bool), out.shape)
+        if np.any(lost):  # inf where no symbol sits on a documented infinite end: overflow or cancellation
+            raise DomainError(f"{self.id}: the bound overflows to inf at {int(lost.sum())} of the given points, where "
+                              "no value sits on an infinite end of its domain: the values are too extreme for "
+                              "double precision (e.g. an effective step (1-(1-eta lam_pen)^K)/lam_pen that cancels "
+                              "to 0 for eta*lam_pen below ~1e-15); move them towards moderate values")
         return float(out) if out.ndim == 0 else out
 
     def evaluate_terms(self, **values) -> dict:
@@ -421,7 +427,12 @@ class Theorem:
             if rel in (sp.true, sp.false):
                 region = region if rel == sp.true else sp.EmptySet
                 continue
-            region = region.intersect(sp.solveset(rel, x, domain=sp.S.Reals))
+            solved = sp.solveset(rel, x, domain=sp.S.Reals)
+            if solved.has(sp.ConditionSet):
+                raise ValueError(f"{self.id}: the condition {sp.sstr(cond.relation)} ({cond.text}) cannot be solved "
+                                 f"for {name} in closed form; check candidate values with check() "
+                                 f"(`dfltheory check ... --set {name}=...`) instead")
+            region = region.intersect(solved)
         if var.integer:
             region = region.intersect(sp.Range(int(max(var.low, 0)), 10**12))
         return region

@@ -58,17 +58,17 @@ def _fmt(value, spec: str) -> str:
     return format(value, spec)
 
 
-def _jsonable(value):
+def jsonable(value):
     if isinstance(value, np.ndarray):
-        return _jsonable(value.tolist())
+        return jsonable(value.tolist())
     if isinstance(value, np.generic):
         value = value.item()
     if isinstance(value, float) and math.isinf(value):
         return "inf" if value > 0 else "-inf"
     if isinstance(value, dict):
-        return {k: _jsonable(v) for k, v in value.items()}
+        return {k: jsonable(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
-        return [_jsonable(v) for v in value]
+        return [jsonable(v) for v in value]
     return value
 
 
@@ -115,7 +115,7 @@ def run(args) -> int:
             raise ValueError("compare needs at least one topology: dfltheory topology compare ring exponential --n 100")
         rows = [_run_one(s, args) for s in names[1:]]
         if args.json:
-            print(json.dumps([_jsonable(r) for r in rows], indent=1))
+            print(json.dumps([jsonable(r) for r in rows], indent=1))
         else:
             print(f"n = {args.n}, Q = {args.Q}, seed = {args.seed}, horizon = {args.horizon} "
                   "(time-varying: lambda = max over rounds)")
@@ -125,7 +125,7 @@ def run(args) -> int:
         raise ValueError("give one topology, or 'compare NAME...' for a table")
     r = _run_one(names[0], args)
     if args.json:
-        print(json.dumps(_jsonable(r), indent=1))
+        print(json.dumps(jsonable(r), indent=1))
     else:
         _print_one(r)
     return 0

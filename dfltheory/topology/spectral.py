@@ -22,6 +22,8 @@ lambda = 1 and a zero gap; every quantity that divides by the gap is then float(
 
 from __future__ import annotations
 
+import math
+
 from dataclasses import asdict, dataclass
 
 import numpy as np
@@ -208,7 +210,9 @@ def phi(lam_value: float, m: int, Q: int = 1) -> float:
         raise ValueError(f"m (number of clients) must be >= 1, got {m}")
     if lam_value >= 1.0:
         return float("inf")
-    return (lq + 1) / ((1 - lam_value) ** 2 * float(m) ** (2 * (Q - 1))) + (lq + 1) / (1 - lq) ** 2
+    log_mq = 2 * (Q - 1) * math.log(m)  # m^(2(Q-1)) overflows a float from Q ~ 80 at m = 100: work in logs
+    first = (lq + 1) / (1 - lam_value) ** 2 * math.exp(-log_mq) if log_mq < 700 else 0.0
+    return first + (lq + 1) / (1 - lq) ** 2
 
 
 def phi_e2(lam_value: float) -> float:

@@ -91,3 +91,42 @@ def test_experiments_report_violated_ranges(capsys):
     rows = json.loads(out)
     assert code == 0 and rows
     assert any(c["violated_for"] for r in rows for c in r["conditions"])
+
+
+def test_check_topology_guards(capsys):
+    sam = ["eta=0.001", "K=20", "T=1000", "L=1", "rho=0.01", "sigma_l=1", "sigma_g=1", "B=1", "Q=4",
+           "f0_minus_fstar=2.3"]
+    # NAME:key=value parameters, as `dfltheory topology` takes them
+    code, out, _ = run(capsys, "check", "dfedsam.thm4.1", "--set", *sam, "--topology", "watts-strogatz:k=4", "--n", "10")
+    assert code == 0 and "lam = " in out
+    # lambda of a W outside Definition 1 is refused, not substituted
+    code, _, err = run(capsys, "check", "dfedsam.thm4.1", "--set", *sam, "--topology", "k-out:k=3", "--n", "20")
+    assert code == 2 and "Definition 1" in err and "symmetric = False" in err
+    # a disconnected graph: lambda = 1, an infinite bound, and the JSON stays valid (inf as a string)
+    code, out, _ = run(capsys, "check", "dfedsam.thm4.1", "--set", *sam, "--topology", "erdos-renyi", "--n", "10",
+                       "--json")
+    res = json.loads(out)
+    assert res["value"] == "inf" and res["topology"]["Phi"] == "inf"
+    # a vacuous push-sum lemma names itself and the way out
+    sgpsm = ["eta=0.001", "K=5", "T=100", "L=1", "alpha=0.5", "rho=0.01", "sigma_l=1", "sigma_g=1", "B=1",
+             "f0_minus_fstar=1", "x0_sq_mean=1"]
+    code, _, err = run(capsys, "check", "dfedsgpsm.thm1", "--set", *sgpsm, "--topology", "full", "--n", "10")
+    assert code == 2 and "vacuous" in err and "--push-sum measured" in err
+
+
+def test_solve_for_a_symbol_without_closed_form_is_a_clear_error(capsys):
+    code, _, err = run(capsys, "check", "dfedsgpsm.thm1", "--set", "eta=0.01", "K=5", "T=100", "L=1", "rho=0.1",
+                       "sigma_l=1", "sigma_g=1", "B=1", "f0_minus_fstar=1", "x0_sq_mean=1", "C=2", "q=0.5",
+                       "delta=0.5", "alpha=0.5", "--solve", "alpha")
+    assert code == 2 and "cannot be solved for alpha in closed form" in err
+
+
+def test_cancelling_effective_step_is_an_error_not_a_silent_inf():
+    from dfltheory.bounds import DomainError
+
+    t = get("dfedcata.thm1")
+    v = dict(Delta0=0, G_het=1, K=5, L=1, T=100, beta=0.5, eta=0.01, f0_minus_fstar=1, m=10, sigma_l=1)
+    v = {k: x for k, x in v.items() if k in t.required}
+    assert t.evaluate(lam_pen=1e-9, **v) == pytest.approx(3.616, rel=1e-3)
+    with pytest.raises(DomainError, match="overflows to inf"):
+        t.evaluate(lam_pen=1e-15, **v)

@@ -1,3 +1,5 @@
+import math
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -101,3 +103,13 @@ def test_random_pull_rule_of_the_experiments_matches_the_card():
     r = analyze("random", 100, weights="uniform", k=10, direction="in", horizon=20)
     assert r["row_stochastic"] and not r["column_stochastic"] and r["psi"] is None
     assert 0.53 < r["sigma_2_mean"] < 0.58
+
+
+def test_phi_stays_finite_for_many_gossip_steps():
+    from dfltheory.topology.spectral import phi
+
+    lam = 0.998684  # ring of 100 clients
+    big = phi(lam, 100, 200)  # m^(2(Q-1)) overflows a float here
+    assert math.isfinite(big)
+    lq = lam**200
+    assert big == pytest.approx((lq + 1) / (1 - lq) ** 2, rel=1e-12)
