@@ -219,7 +219,9 @@ def dfedpgp(hp):
     z = u/mu, then K_u = K steps on the shared u at z = u/mu with v^{t+1} fixed, then push-sum of (u, mu) only;
     v is never sent. Plain SGD as in the theory (the experiments' momentum is not part of Algorithm 1)."""
     K_v, lr_v, layers = hp.get("K_v", 1), hp.get("lr_v"), hp.get("personal")
-    return Algorithm("dfedpgp", R.chain(R.gradient(), *_extras(hp), R.alternating(K_v, lr_v)), C.push_sum(),
+    decay = [R.weight_decay(hp["weight_decay"])] if hp.get("weight_decay") else []
+    clip = [R.clip(hp["clip"])] if hp.get("clip") else []  # after the alternation: clips the part that moves
+    return Algorithm("dfedpgp", R.chain(R.gradient(), *decay, R.alternating(K_v, lr_v), *clip), C.push_sum(),
                      params={"K_v": K_v, "lr_v": lr_v, "personal": layers}, stochastic="column", K_v=K_v,
                      split=_personal_split(layers))
 
@@ -243,4 +245,6 @@ def make(name: str, **hp) -> Algorithm:
     if name not in ALGORITHMS:
         raise ValueError(f"unknown algorithm {name!r}; choose one of {', '.join(NAMES)}")
     hp = {k: v for k, v in hp.items() if v is not None}
+    if "participation" in hp and not 0 < hp["participation"] <= 1:
+        raise ValueError(f"participation is the fraction of clients per round, in (0, 1]; got {hp['participation']}")
     return ALGORITHMS[name](hp)

@@ -105,9 +105,12 @@ class Evaluator:
         return float(torch.stack(scores).mean())
 
 
-def consensus(X: torch.Tensor) -> float:
-    """(1/m) sum_i ||x_i - x_bar||^2."""
-    return float(((X - X.mean(0)) ** 2).sum(1).mean())
+def consensus(X: torch.Tensor, center: torch.Tensor | None = None) -> float:
+    """(1/m) sum_i ||x_i - c||^2 around ``center`` c (default: the mean of the rows), in float64 so that
+    identical models give 0 rather than float32 rounding noise."""
+    X = X.double()
+    c = X.mean(0) if center is None else center.double()
+    return float(((X - c) ** 2).sum(1).mean())
 
 
 def measure(engine, evaluator: Evaluator, local: bool = True) -> dict:
@@ -120,7 +123,7 @@ def measure(engine, evaluator: Evaluator, local: bool = True) -> dict:
     else:
         xbar = engine.x_bar()
         loss, g = evaluator.objective(xbar)
-        rec.update({"train_loss": loss, "grad_norm_sq": float((g**2).sum()), "consensus": consensus(models),
+        rec.update({"train_loss": loss, "grad_norm_sq": float((g**2).sum()), "consensus": consensus(models, xbar),
                     f"test_{key}": evaluator.test(xbar)})
     for name, point in engine.aux_points().items():
         rec[f"grad_norm_sq_{name}"] = float((evaluator.objective(point)[1] ** 2).sum())

@@ -73,17 +73,16 @@ def build(cfg: dict) -> tuple[Engine, Evaluator]:
 
 
 def parse_params(text: str | None) -> dict:
-    """'k=10,p=0.1' -> {'k': 10, 'p': 0.1} (topology parameters)."""
-    out = {}
-    for item in filter(None, (text or "").split(",")):
-        key, sep, value = item.partition("=")
-        if not sep:
-            raise ValueError(f"bad topology parameter {item!r}; write key=value, e.g. k=10")
-        try:
-            out[key.strip()] = int(value) if value.strip().lstrip("-").isdigit() else float(value)
-        except ValueError:
-            out[key.strip()] = value.strip()
-    return out
+    """'k=10,p=0.1' -> {'k': 10, 'p': 0.1}: the parameters of ``--topology-params`` (as in NAME:k=10,p=0.1)."""
+    from dfltheory.topology.commands import parse_spec
+
+    return parse_spec(":" + (text or ""))[1]
+
+
+def _last_record(mfile: Path) -> dict | None:
+    """The last metrics record of a run being resumed (what its summary reports if no round is left)."""
+    lines = mfile.read_text().splitlines() if mfile.exists() else []
+    return json.loads(lines[-1]) if lines else None
 
 
 def _clean(rec: dict) -> dict:
@@ -128,6 +127,9 @@ def train(engine: Engine, evaluator: Evaluator, out, rounds: int, *, config: dic
         if config and diff:
             raise ValueError(f"--resume with a different config ({', '.join(diff)}); use the original options")
         engine.load_state_dict(torch.load(ckpt, map_location=engine.device, weights_only=True))
+        if rounds < engine.t:
+            raise ValueError(f"--resume: the checkpoint is at round {engine.t}, past --rounds {rounds}; "
+                             f"give --rounds {engine.t} or more")
         _truncate(mfile, engine.t)
     elif ckpt.exists() or mfile.exists():
         raise ValueError(f"{out} already holds a run; pass --resume to continue it or choose another --out")
@@ -140,7 +142,7 @@ def train(engine: Engine, evaluator: Evaluator, out, rounds: int, *, config: dic
         return rec
 
     start = time.perf_counter()
-    last = record() if not resume else None
+    last = record() if not resume else _last_record(mfile)
     status = "completed"
     bar = None
     if progress:

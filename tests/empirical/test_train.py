@@ -165,3 +165,40 @@ def test_subprocess_killed_with_sigkill_resumes_exactly(tmp_path):
     assert cli.main([*args, "--out", str(out), "--resume"]) == 0
     assert cli.main([*args, "--out", str(tmp_path / "straight")]) == 0
     assert lines(out) == lines(tmp_path / "straight")
+
+
+def test_resume_of_a_finished_run_keeps_its_last_record_and_refuses_fewer_rounds(tmp_path):
+    runner.run({**BASE, "rounds": 3, "out": tmp_path / "r"})
+    summary = runner.run({**BASE, "rounds": 3, "out": tmp_path / "r"}, resume=True)
+    assert summary["last"]["round"] == 3
+    with pytest.raises(ValueError, match="past --rounds 2"):
+        runner.run({**BASE, "rounds": 2, "out": tmp_path / "r"}, resume=True)
+
+
+def test_participation_outside_zero_one_is_refused():
+    with pytest.raises(ValueError, match=r"in \(0, 1\]"):
+        A.make("fedavg", participation=0)
+
+
+def test_push_sum_consensus_is_measured_around_the_mean_of_the_numerators(tmp_path):
+    from dfltheory.empirical.metrics import Evaluator, measure
+
+    engine, evaluator = runner.build({**BASE, "algo": "dfedsgpsm", "topology": "random", "weights": "push-sum",
+                                      "topology_params": "k=2", "n": 6})
+    for _ in range(3):
+        engine.round()
+    z, xbar = engine.client_models(), engine.x_bar()
+    rec = measure(engine, evaluator, local=False)
+    assert rec["consensus"] == pytest.approx(float(((z.double() - xbar.double()) ** 2).sum(1).mean()), rel=1e-9)
+    assert isinstance(evaluator, Evaluator)
+
+
+def test_dfedpgp_clips_the_part_that_moves():
+    from dfltheory.empirical.rules import StepContext
+
+    algo = A.make("dfedpgp", clip=1.0)
+    g = torch.tensor([[100.0, 0.0, 0.5]])  # a large shared gradient, a small personal one
+    ctx = StepContext(state={"x": torch.zeros(1, 3)}, anchor=torch.zeros(1, 3), grad=lambda X: g, lr=0.1, K=2,
+                      shared=torch.tensor([True, True, False]))
+    d = algo.local.direction(None, ctx)  # the first of K_v = 1 steps moves v only
+    assert torch.allclose(d, torch.tensor([[0.0, 0.0, 0.5]]))

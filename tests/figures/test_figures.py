@@ -79,3 +79,19 @@ def test_plot_run_takes_hyper_parameters_from_the_run(tmp_path):
     assert main(["plot", "run", str(run), "dfedsam.thm4.1", "--set", "L=1", "sigma_l=1", "sigma_g=1", "B=1",
                  "f0_minus_fstar=1", "--out", str(tmp_path / "r.png")]) == 0
     assert (tmp_path / "r.png").exists()
+
+
+def test_run_values_follow_the_run_not_the_defaults(tmp_path):
+    from dfltheory.cli import main
+    from dfltheory.figures.commands import run_values
+    from dfltheory.topology import analyze
+
+    common = ["--dataset", "synthetic-quadratic", "--n", "10", "--rounds", "1", "--no-progress", "--no-local-eval"]
+    assert main(["train", "--algo", "dpsgd", *common, "--out", str(tmp_path / "d")]) == 0
+    assert run_values(tmp_path / "d")["K"] == 1  # D-PSGD forces one local step whatever --K says
+    assert main(["train", "--algo", "dfedsam", *common, "--topology", "erdos-renyi", "--topology-params", "p=0.9",
+                 "--out", str(tmp_path / "e")]) == 0
+    assert run_values(tmp_path / "e")["lam"] == pytest.approx(analyze("erdos-renyi", 10, weights="default", p=0.9)["lambda"])
+    assert main(["train", "--algo", "dfedadmm", *common, "--out", str(tmp_path / "a")]) == 0
+    v = run_values(tmp_path / "a")
+    assert v["lam_pen"] == 0.1 and v["lam"] < 1  # the run's ADMM penalty is lam_pen, lam stays spectral
