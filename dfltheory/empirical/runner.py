@@ -56,6 +56,7 @@ def build(cfg: dict) -> tuple[Engine, Evaluator]:
     mixing = None
     if algo.decentralized:
         from dfltheory.topology import build as build_topology
+        from dfltheory.topology.commands import parse_params
 
         topo = build_topology(cfg.get("topology", "ring"), cfg["n"], weights=cfg.get("weights") or "default",
                               seed=cfg.get("seed", 0), **parse_params(cfg.get("topology_params")))
@@ -70,13 +71,6 @@ def build(cfg: dict) -> tuple[Engine, Evaluator]:
                     lr_decay=cfg.get("lr_decay", 1.0), batch_size=cfg.get("batch_size", 32), seed=cfg.get("seed", 0),
                     device=device, sequential=cfg.get("sequential", False), client_chunk=cfg.get("client_chunk"))
     return engine, Evaluator(model, data, device)
-
-
-def parse_params(text: str | None) -> dict:
-    """'k=10,p=0.1' -> {'k': 10, 'p': 0.1}: the parameters of ``--topology-params`` (as in NAME:k=10,p=0.1)."""
-    from dfltheory.topology.commands import parse_spec
-
-    return parse_spec(":" + (text or ""))[1]
 
 
 def _last_record(mfile: Path) -> dict | None:

@@ -97,8 +97,9 @@ def run_values(run: str | Path) -> dict[str, float]:
     the algorithm's defaults and forced values (D-PSGD and SGP: K = 1), and lam of its topology (with its
     --topology-params) when W is symmetric and doubly stochastic (Definition 1)."""
     from dfltheory.empirical.algorithms import make
-    from dfltheory.empirical.runner import ALGO_KEYS, parse_params
+    from dfltheory.empirical.runner import ALGO_KEYS
     from dfltheory.topology import analyze
+    from dfltheory.topology.commands import parse_params
 
     cfile = Path(run) / "config.json"
     if not cfile.exists():

@@ -27,14 +27,13 @@ TABLE = (("topology", "topology", "s"), ("weights", "weights", "s"), ("lambda", 
          ("delta", "delta", ".4f"), ("q_measured", "q_meas", ".4f"), ("one_minus_q", "1-q_SGP", ".3e"))
 
 
-def parse_spec(text: str) -> tuple[str, dict]:
-    """'name:key=value,key=value' -> (name, params); values become int, float, or stay strings."""
-    name, _, rest = text.partition(":")
+def parse_params(text: str | None) -> dict:
+    """'key=value,key=value' -> params; values become int, float, or stay strings (None or '' -> {})."""
     params = {}
-    for item in filter(None, rest.split(",")):
-        key, eq, value = item.partition("=")
+    for item in filter(None, (text or "").split(",")):
+        key, eq, value = (part.strip() for part in item.partition("="))
         if not eq:
-            raise ValueError(f"bad parameter {item!r} in {text!r}; write NAME:key=value,key=value")
+            raise ValueError(f"bad parameter {item!r} in {text!r}; write key=value,key=value")
         for cast in (int, float):
             try:
                 params[key] = cast(value)
@@ -43,7 +42,13 @@ def parse_spec(text: str) -> tuple[str, dict]:
                 continue
         else:
             params[key] = value
-    return name, params
+    return params
+
+
+def parse_spec(text: str) -> tuple[str, dict]:
+    """'name:key=value,key=value' -> (name, params) (see :func:`parse_params`)."""
+    name, _, rest = text.partition(":")
+    return name, parse_params(rest)
 
 
 def _fmt(value, spec: str) -> str:
