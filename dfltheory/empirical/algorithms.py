@@ -56,14 +56,19 @@ class Algorithm:
         return R.debias(state["x"], state.get("ps_weight"), shared)
 
 
+def _decay(hp: dict) -> list[R.Transform]:
+    """Optional L2 weight decay (``weight_decay``)."""
+    return [R.weight_decay(hp["weight_decay"])] if hp.get("weight_decay") else []
+
+
+def _clip(hp: dict) -> list[R.Transform]:
+    """Optional clipping of the local direction (``clip``)."""
+    return [R.clip(hp["clip"])] if hp.get("clip") else []
+
+
 def _extras(hp: dict) -> list[R.Transform]:
-    """Optional modifiers shared by every algorithm: weight decay, clipping."""
-    out: list[R.Transform] = []
-    if hp.get("weight_decay"):
-        out.append(R.weight_decay(hp["weight_decay"]))
-    if hp.get("clip"):
-        out.append(R.clip(hp["clip"]))
-    return out
+    """Optional modifiers shared by every algorithm: weight decay, then clipping."""
+    return _decay(hp) + _clip(hp)
 
 
 def _oracle(rho: float | None) -> R.Transform:
@@ -219,10 +224,9 @@ def dfedpgp(hp):
     z = u/mu, then K_u = K steps on the shared u at z = u/mu with v^{t+1} fixed, then push-sum of (u, mu) only;
     v is never sent. Plain SGD as in the theory (the experiments' momentum is not part of Algorithm 1)."""
     K_v, lr_v, layers = hp.get("K_v", 1), hp.get("lr_v"), hp.get("personal")
-    decay = [R.weight_decay(hp["weight_decay"])] if hp.get("weight_decay") else []
-    clip = [R.clip(hp["clip"])] if hp.get("clip") else []  # after the alternation: clips the part that moves
-    return Algorithm("dfedpgp", R.chain(R.gradient(), *decay, R.alternating(K_v, lr_v), *clip), C.push_sum(),
-                     params={"K_v": K_v, "lr_v": lr_v, "personal": layers}, stochastic="column", K_v=K_v,
+    # clipping after the alternation: it clips the part that moves
+    return Algorithm("dfedpgp", R.chain(R.gradient(), *_decay(hp), R.alternating(K_v, lr_v), *_clip(hp)),
+                     C.push_sum(), params={"K_v": K_v, "lr_v": lr_v, "personal": layers}, stochastic="column", K_v=K_v,
                      split=_personal_split(layers))
 
 
