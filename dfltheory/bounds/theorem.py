@@ -294,6 +294,12 @@ class Theorem:
         args = [self.symbols[n].symbol for n in self.required]
         return {k: sp.lambdify(args, sp.sympify(e), modules="numpy") for k, e in self.terms.items()}
 
+    @cached_property
+    def _term_infinite_ends(self) -> dict[str, tuple]:
+        """Per term, the symbols it involves that have a documented infinite end (lam = 1, q = 1)."""
+        return {k: tuple(self.symbols[str(x)] for x in sp.sympify(e).free_symbols
+                         if self.symbols[str(x)].infinite_at_high is not None) for k, e in self.terms.items()}
+
     def _parse(self, values: Mapping[str, object], need) -> tuple[dict, list[str], object]:
         """Validate names and domains; returns (values, reasons for +inf, mask of +inf entries)."""
         unknown = sorted(set(values) - set(self.symbols))
@@ -352,10 +358,8 @@ class Theorem:
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
             for k, f in self._term_fns.items():
                 v = np.asarray(f(*args), dtype=float)
-                for sym in sp.sympify(self.terms[k]).free_symbols:  # +inf where the term's own symbol sits
-                    var = self.symbols[str(sym)]                    # on its documented infinite end (lam = 1)
-                    if var.infinite_at_high is not None:
-                        v = np.where(vals[var.name] == var.high, np.inf, v)
+                for var in self._term_infinite_ends[k]:  # +inf where the term's own symbol sits on its end
+                    v = np.where(vals[var.name] == var.high, np.inf, v)
                 v = np.broadcast_to(v, shape)
                 out[k] = float(v) if v.ndim == 0 else v.copy()
         return out

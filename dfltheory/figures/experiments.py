@@ -100,7 +100,7 @@ def rate_in_T(out: str | Path, n: int = 16, horizons: Sequence[int] = (25, 50, 1
     slopes = {key: float(np.polyfit(np.log(T), np.log([row[key] for row in rows]), 1)[0])
               for key in ("measured", "bound")}
     grid = np.unique(np.round(np.logspace(0, 12, 1201)))
-    terms = cor.evaluate_terms(**{**values, "T": grid})
+    terms = cor.evaluate_terms(**{**values, "T": grid})  # the constants of the last run
     others = np.max([v for k, v in terms.items() if k != "optimization"], axis=0)
     return {"n": n, "K": K, "c": c, "r": r, "corollary": cor.id, "rows": rows,
             "slopes": {**slopes, "stated": -0.5}, "T_leading": float(grid[np.argmax(terms["optimization"] >= others)])}
