@@ -61,9 +61,9 @@ def _decay(hp: dict) -> list[R.Transform]:
     return [R.weight_decay(hp["weight_decay"])] if hp.get("weight_decay") else []
 
 
-def _clip(hp: dict) -> list[R.Transform]:
+def _clip(hp: dict, eps: float = R.EPS) -> list[R.Transform]:
     """Optional clipping of the local direction (``clip``)."""
-    return [R.clip(hp["clip"])] if hp.get("clip") else []
+    return [R.clip(hp["clip"], eps)] if hp.get("clip") else []
 
 
 def _extras(hp: dict) -> list[R.Transform]:
@@ -153,9 +153,17 @@ def dfedadmm_sam(hp):
 
 
 def dfedcata(hp):
-    """Card dfedcata §3.1: local x <- x - eta(g + lam_pen (x - y_i)); aggregation with Nesterov (mode A or B)."""
+    """Card dfedcata §3.1: local x <- x - eta(g + lam_pen (x - y_i) + wd x); aggregation with Nesterov (mode A or B).
+
+    The direction is built as the public code builds it (card §3.2 items 3-4; client/dfedcata.py): the gradient
+    of CE + lamb * (-<x, y_i>) is g - lam_pen y_i, clipped with clip_grad_norm_ (eps 1e-6) when ``clip`` is set,
+    and SGD's weight decay then adds (lam_pen + wd) x after the clipping. Unclipped this is the card's step.
+    """
     lam_pen, beta, mode = hp.get("lam_pen", 0.05), hp.get("beta", 0.9), hp.get("mode", "A")
-    return Algorithm("dfedcata", R.chain(R.gradient(), R.proximal(lam_pen), *_extras(hp)),
+    decay = lam_pen + hp.get("weight_decay", 0.0)
+    local = R.chain(R.gradient(), R.anchor_pull(lam_pen), *_clip(hp, R.TORCH_CLIP_EPS),
+                    *([R.weight_decay(decay)] if decay else []))
+    return Algorithm("dfedcata", local,
                      C.nesterov_extrapolation(beta, mode), params={"lam_pen": lam_pen, "beta": beta, "mode": mode},
                      x_bar=lambda state, cstate: cstate["agg_mean"], aux=_cata_aux(beta, mode))
 

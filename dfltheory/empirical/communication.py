@@ -40,6 +40,15 @@ class Mixing:
         self._fixed = None if self.time_varying else self._convert(self._raw(0))
         self.m = self.at(0).shape[0]
 
+    def to(self, device=None, dtype: torch.dtype | None = None) -> Mixing:
+        """This mixing on ``device`` in ``dtype`` (itself when both already match). The engine converts its
+        mixing to the models' dtype, so a float64 run multiplies with W in float64 (w = 1/3 exactly rounded)."""
+        device = self.device if device is None else torch.device(device)
+        dtype = self.dtype if dtype is None else dtype
+        if device == self.device and dtype == self.dtype:
+            return self
+        return Mixing(self.source, sparse=self.sparse, device=device, dtype=dtype)
+
     def _raw(self, t: int):
         return self.source.matrix(t) if hasattr(self.source, "matrix") else self.source
 

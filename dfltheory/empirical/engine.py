@@ -15,7 +15,10 @@ A partially shared model (DFedPGP) keeps ``shared``, the (d,) mask of the coordi
 de-biases; the others are each client's personal parameters.
 
 ``sequential=True`` runs the DFedCata public code's Gauss-Seidel schedule instead (card dfedcata §3.2
-item 1): client c aggregates, trains, and overwrites its row before client c+1 aggregates.
+item 1): client c aggregates, trains, and overwrites its row before client c+1 aggregates. Its ``x_bar`` is
+the mean of the trained local models, the model the code evaluates (item 8).
+
+The engine's dtype is the model's: data, client state and the mixing matrices (``Mixing.to``) follow it.
 """
 
 from __future__ import annotations
@@ -75,7 +78,9 @@ class Engine:
                  lr: float, lr_decay: float = 1.0, batch_size: int | None = 32, seed: int = 0, device="cpu",
                  sequential: bool = False, x0: torch.Tensor | None = None, client_chunk: int | None = None):
         self.device = torch.device(device)
-        self.model, self.data, self.algo, self.mixing = model.to(self.device), data, algorithm, mixing
+        self.model, self.data, self.algo = model.to(self.device), data, algorithm
+        x0 = model.initial() if x0 is None else x0
+        self.mixing = None if mixing is None else mixing.to(self.device, x0.dtype)
         self.m = len(data.client_indices)
         K = algorithm.K or K
         if K < 1:
@@ -95,16 +100,19 @@ class Engine:
             raise ValueError("the sequential (in-place) aggregation exists only for dfedcata")
         self.sequential, self.client_chunk = sequential, client_chunk
         self.sampler = ClientSampler(data.client_indices, batch_size)
-        self.x_train = torch.as_tensor(data.x_train).to(self.device)
-        self.y_train = torch.as_tensor(data.y_train).to(self.device)
+        self.x_train, self.y_train = self._cast(data.x_train, x0.dtype), self._cast(data.y_train, x0.dtype)
         self.generator = torch.Generator().manual_seed(seed)
         self.shared = None if algorithm.split is None else ~algorithm.split(model).to(self.device)
-        x0 = model.initial() if x0 is None else x0
         x = x0.to(self.device).expand(self.m, -1).clone()  # all clients start at the same x^0 (card dfedsam §11)
         self.state = {"x": x, **algorithm.local.init(x), **algorithm.comm.init_state(x)}
         self.cstate = algorithm.comm.init(x)
         self.t, self.sent = 0, 0
-        self.xbar_prev = algorithm.average(self.state, self.cstate).clone()  # x_bar^{-1} := x_bar^0
+        self.xbar_prev = self.x_bar().clone()  # x_bar^{-1} := x_bar^0
+
+    def _cast(self, t, dtype: torch.dtype) -> torch.Tensor:
+        """A data tensor on the engine's device, floating-point ones in the models' dtype (labels stay int64)."""
+        t = torch.as_tensor(t).to(self.device)
+        return t.to(dtype) if t.is_floating_point() else t
 
     # ----- one round -------------------------------------------------------------------------------------
     def lr_at(self, t: int) -> float:
@@ -177,6 +185,12 @@ class Engine:
 
     # ----- averages and checkpoints ---------------------------------------------------------------------
     def x_bar(self) -> torch.Tensor:
+        """The average model that is measured: ``Algorithm.average`` (DFedCata: the mean a_bar^t of the aggregated
+        models, the theory's), and in the sequential schedule the mean of the trained local models X_K^{t-1}, which
+        the public code evaluates (``torch.mean(clients_params_list)``, card dfedcata §3.2 item 8): there the rows
+        of a^t are aggregated at different moments of the round and their mean is no model the code has."""
+        if self.sequential:
+            return self.state["x"].mean(0)
         return self.algo.average(self.state, self.cstate)
 
     def client_models(self) -> torch.Tensor:

@@ -2,9 +2,10 @@
 
 A local step of every algorithm here is ``x <- x - eta * d`` with the direction ``d`` built by a chain of
 transforms. The first transform of a chain is a gradient oracle (:func:`gradient` or :func:`sam`); the others
-modify the direction (:func:`proximal`, :func:`admm_dual`, :func:`scaffold_correction`, :func:`momentum`,
-:func:`weight_decay`, :func:`clip`, :func:`alternating`). All tensors are stacked over clients, shape ``(a, d)`` for the ``a``
-clients that train this round, so every transform is a few row-wise tensor operations.
+modify the direction (:func:`proximal`, :func:`anchor_pull`, :func:`admm_dual`, :func:`scaffold_correction`,
+:func:`momentum`, :func:`weight_decay`, :func:`clip`, :func:`alternating`). All tensors are stacked over clients,
+shape ``(a, d)`` for the ``a`` clients that train this round, so every transform is a few row-wise tensor
+operations.
 
 Hooks, all optional: ``init(x)`` returns the transform's per-client state entries; ``round_start(ctx)``
 runs before the K local steps; ``round_end(ctx)`` after them (it may replace ``x`` by the message to send,
@@ -19,6 +20,7 @@ from dataclasses import dataclass
 import torch
 
 EPS = 1e-12  # added to SAM's ||g|| to avoid 0/0 (the papers divide by ||g|| exactly; card dfedsam §3.1)
+TORCH_CLIP_EPS = 1e-6  # torch.nn.utils.clip_grad_norm_ scales by max_norm / (||g|| + 1e-6), clamped at 1
 
 
 @dataclass
@@ -131,6 +133,25 @@ class proximal(Transform):
         return d + self.mu * (ctx.x - ctx.anchor)
 
 
+class anchor_pull(Transform):
+    """d - lam * y_i, y_i = ``ctx.anchor`` the round's starting point: the gradient of the DFedCata code's
+    ``lamb * loss_correct``, loss_correct = -<x, y_i> (client/dfedcata.py; card dfedcata §3.2 item 3).
+
+    Followed by ``weight_decay(lam + wd)`` (the code's SGD ``weight_decay = lamb + weight_decay``) it gives
+    proximal's lam (x - y_i) plus wd x; a :class:`clip` between the two clips grad f - lam y_i only, as the code.
+    """
+
+    name = "anchor_pull"
+
+    def __init__(self, lam: float):
+        if lam < 0:
+            raise ValueError(f"lam must be >= 0, got {lam}")
+        self.lam = lam
+
+    def direction(self, d, ctx):
+        return d - self.lam * ctx.anchor
+
+
 class admm_dual(Transform):
     """DFedADMM's augmented-Lagrangian step and dual update (seed 004 box lines 6/13, 15, 16; card dfedadmm §3.2).
 
@@ -232,17 +253,21 @@ class alternating(Transform):
 
 
 class clip(Transform):
-    """Per-client norm clipping of the direction (DFedCata code: clip_grad_norm_(max_norm=10); card §3.2 item 4)."""
+    """Per-client norm clipping of the direction so far: d * min(1, max_norm / (||d|| + eps)).
+
+    DFedCata code: clip_grad_norm_(max_norm=10) at every local step (card dfedcata §3.2 item 4), whose eps is
+    ``TORCH_CLIP_EPS``; the other algorithms use ``EPS``.
+    """
 
     name = "clip"
 
-    def __init__(self, max_norm: float):
+    def __init__(self, max_norm: float, eps: float = EPS):
         if max_norm <= 0:
             raise ValueError(f"max_norm must be > 0, got {max_norm}")
-        self.max_norm = max_norm
+        self.max_norm, self.eps = max_norm, eps
 
     def direction(self, d, ctx):
-        return d * torch.clamp(self.max_norm / (_row_norm(d) + EPS), max=1.0)
+        return d * torch.clamp(self.max_norm / (_row_norm(d) + self.eps), max=1.0)
 
 
 class chain(Transform):

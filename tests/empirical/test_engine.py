@@ -11,6 +11,7 @@ from torch import nn
 from dfltheory.empirical import algorithms as A
 from dfltheory.empirical import communication as C
 from dfltheory.empirical import data as D
+from dfltheory.empirical import rules as R
 from dfltheory.empirical.engine import ClientSampler, Engine
 from dfltheory.empirical.functional import FlatModel
 from dfltheory.empirical.metrics import Evaluator, consensus, measure
@@ -162,6 +163,44 @@ def test_reductions_are_not_vacuous(data):
     x_avg = run_rounds(engine_for(data, "dfedavg"))
     assert not torch.allclose(run_rounds(engine_for(data, "dfedcata", beta=0.5, lam_pen=0.0)), x_avg, atol=1e-6)
     assert not torch.allclose(run_rounds(engine_for(data, "dfedsam", rho=0.5)), x_avg, atol=1e-6)
+
+
+def test_dfedcata_clips_like_its_code(data):
+    """Card dfedcata §3.2 items 3-4: clip_grad_norm_ (eps 1e-6) clips g - lam_pen y only; SGD's weight decay adds
+    (lam_pen + wd) x after it. A binding clip makes this differ from clipping the whole direction."""
+    lam, wd, c = 0.05, 5e-4, 0.5
+    eng = engine_for(data, "dfedcata", K=1, clip=c, lam_pen=lam, weight_decay=wd)
+    y = eng.state["x"] + 0.3 * torch.randn(eng.state["x"].shape, generator=torch.Generator().manual_seed(1))
+    x = y + 0.1
+    g = eng.model.batched_grad(x, eng.x_train[:M * 5].view(M, 5, -1), eng.y_train[:M * 5].view(M, 5))
+    ctx = R.StepContext(state={"x": x}, anchor=y, grad=lambda X: g, lr=0.1, K=1)
+    pulled = g - lam * y
+    norm = pulled.norm(dim=1, keepdim=True)
+    assert (norm > c).all()  # the clip binds
+    expected = pulled * (c / (norm + 1e-6)) + (lam + wd) * x
+    assert torch.allclose(eng.algo.local.direction(None, ctx), expected, atol=1e-6, rtol=0)
+    whole = R.chain(R.gradient(), R.proximal(lam), R.weight_decay(wd), R.clip(c)).direction(None, ctx)
+    assert not torch.allclose(whole, expected, atol=1e-3)
+    unclipped = A.make("dfedcata", lam_pen=lam, weight_decay=wd).local.direction(None, ctx)
+    assert torch.allclose(unclipped, g + lam * (x - y) + wd * x, atol=1e-6, rtol=0)  # the card's step
+
+
+def test_engine_runs_in_the_models_dtype_and_sequential_xbar_is_the_mean_of_the_local_models(data):
+    """Mixing, data and state follow a float64 model; the sequential schedule reports the mean of X_K (the
+    model the DFedCata code evaluates), the synchronous one the mean of the aggregated models."""
+    model = FlatModel(net(data).double(), loss_fn(data.task))
+    mixing = C.Mixing(ring(M))
+    assert mixing.dtype == torch.float32
+    seq = Engine(model, data, A.make("dfedcata"), mixing, K=2, lr=0.05, batch_size=5, sequential=True)
+    assert seq.mixing.dtype == seq.x_train.dtype == seq.state["x"].dtype == torch.float64
+    assert seq.mixing.at(0)[0, 0].item() == 1 / 3  # W itself in float64
+    sync = Engine(model, data, A.make("dfedcata"), mixing, K=2, lr=0.05, batch_size=5)
+    for _ in range(2):
+        seq.round()
+        sync.round()
+    assert torch.equal(seq.x_bar(), seq.state["x"].mean(0))
+    assert not torch.allclose(seq.x_bar(), seq.cstate["agg_mean"], atol=1e-4)
+    assert torch.equal(sync.x_bar(), sync.cstate["agg_mean"])
 
 
 def test_complete_graph_one_step_is_minibatch_sgd_on_the_average(data):

@@ -1,0 +1,133 @@
+"""DFedCata's code mode (``sequential=True``, ``clip``, ``weight_decay``) against the authors' public code.
+
+The authors' classes (``server.DFedCata``, ``client.dfedcata``; ``../shared/reference/dfedcata-official``, MIT,
+unmodified) are imported, not copied, and run by their own ``Server.train`` loop on a small problem; the harness
+below only replaces their data loading (one full local batch per epoch, in order), their evaluation and their
+result files. Everything runs in float64 with inputs scaled so that ``clip_grad_norm_(max_norm=10)`` binds.
+Skipped where ``../shared/reference`` is absent (a user's clone).
+"""
+
+import contextlib
+import sys
+import types
+from pathlib import Path
+
+import pytest
+import torch
+from torch import nn
+
+from dfltheory.empirical import algorithms as A
+from dfltheory.empirical import communication as C
+from dfltheory.empirical import data as D
+from dfltheory.empirical.engine import Engine
+from dfltheory.empirical.functional import FlatModel
+from dfltheory.empirical.models import loss_fn
+from dfltheory.topology import build as build_topology
+
+OFFICIAL = Path(__file__).parents[2] / ".." / "shared" / "reference" / "dfedcata-official"
+M, N_PER_CLIENT, K, ROUNDS = 6, 20, 3, 8
+HP = {"lam_pen": 0.05, "beta": 0.9, "weight_decay": 5e-4, "lr": 0.01, "lr_decay": 0.998}
+MAX_NORM = 10  # hard-coded in the authors' Client (self.max_norm = 10)
+SCALE = 16.0  # inputs x 16: a third of the local gradients exceed MAX_NORM
+
+
+def _full_batch_loader(dataset, batch_size, shuffle):
+    """Replaces their DataLoader: the client's whole local data set as one batch, in order."""
+    assert batch_size >= len(dataset[1]), "the harness feeds full local batches"
+    return [dataset]
+
+
+@contextlib.contextmanager
+def official_modules():
+    """Import the authors' ``server`` and ``client`` packages with their data loading replaced; their generic
+    top-level names (utils, dataset, client, server, optimizer) leave ``sys.modules`` and ``sys.path`` afterwards."""
+    if not OFFICIAL.is_dir():
+        pytest.skip(f"the authors' DFedCata code is not at {OFFICIAL}")
+    names = ("utils", "dataset", "client", "server", "optimizer")
+    saved = {k: v for k, v in sys.modules.items() if k.split(".")[0] in names}
+    for k in saved:
+        del sys.modules[k]
+    stub = types.ModuleType("dataset")  # their dataset.py downloads data; the harness hands tensors directly
+    stub.Dataset = lambda data_x, data_y, train=False, dataset_name="": (data_x, data_y)
+    sys.modules["dataset"] = stub
+    sys.path.insert(0, str(OFFICIAL.resolve()))
+    try:
+        import client.client
+        import server
+
+        client.client.data = types.SimpleNamespace(DataLoader=_full_batch_loader)
+        yield server
+    finally:
+        sys.path.remove(str(OFFICIAL.resolve()))
+        for k in [k for k in sys.modules if k.split(".")[0] in names]:
+            del sys.modules[k]
+        sys.modules.update(saved)
+
+
+@pytest.fixture(scope="module")
+def problem():
+    """Digits, M clients with N_PER_CLIENT samples each (full local batches), float64, inputs scaled by SCALE."""
+    d = D.load("digits", M, partition="iid", seed=0)
+    idx = [ix[:N_PER_CLIENT] for ix in d.client_indices]
+    return D.FederatedData(d.x_train.double() * SCALE, d.y_train, d.x_test.double() * SCALE, d.y_test, idx,
+                           d.num_classes, d.input_shape, f"digits-x{SCALE:g}")
+
+
+def module(data):
+    """Multinomial logistic regression (no hidden layer: large inputs cannot kill units, the gradients stay large),
+    the same initial weights at every call (the global RNG is left as it was)."""
+    with torch.random.fork_rng():
+        torch.manual_seed(0)
+        return nn.Sequential(nn.Flatten(), nn.Linear(64, data.num_classes)).double()
+
+
+def run_official(server, data, x0):
+    """The authors' Server.train for ROUNDS rounds on a ring (cs='ring': neighbours i +- 1 and i, mean of 3);
+    returns the clients' models and the evaluated average after each round, and every clipped gradient norm."""
+    args = types.SimpleNamespace(
+        comm_rounds=ROUNDS, total_client=M, active_ratio=0.5, cs="ring", local_epochs=K, batchsize=N_PER_CLIENT,
+        weight_decay=HP["weight_decay"], lamb=HP["lam_pen"], beta=HP["beta"], local_learning_rate=HP["lr"],
+        lr_decay=HP["lr_decay"], momentum=0.0, rho=0.0, seed=0, method="DFedCata", dataset="digits", out_file="")
+    datasets = types.SimpleNamespace(client_x=[data.x_train[ix] for ix in data.client_indices],
+                                     client_y=[data.y_train[ix] for ix in data.client_indices])
+    init = module(data)
+    srv = server.DFedCata("cpu", lambda: module(data), init, x0.clone(), datasets, "DFedCata", args)
+    models, evaluated, norms = [], [], []
+
+    def record(t, selected_clients):  # replaces their _test_: the model they evaluate and the clients' models
+        evaluated.append(torch.cat([p.detach().reshape(-1) for p in srv.server_model.parameters()]))
+        models.append(srv.clients_params_list.clone())
+
+    srv._test_, srv._summary_, srv._save_results_ = record, lambda: None, lambda: None
+    clip = torch.nn.utils.clip_grad_norm_
+
+    def recording_clip(*a, **kw):
+        norms.append(float(clip(*a, **kw)))
+        return norms[-1]
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(torch.nn.utils, "clip_grad_norm_", recording_clip)
+        srv.train()
+    return models, evaluated, norms
+
+
+def test_code_mode_equals_the_authors_code_with_binding_clipping(problem):
+    flat = FlatModel(module(problem), loss_fn(problem.task))
+    x0 = flat.initial()
+    assert x0.dtype == torch.float64
+    topo = build_topology("ring", M, weights="metropolis", seed=0)  # 1/3 on i, i +- 1: their mean of 3
+    algo = A.make("dfedcata", mode="A", clip=MAX_NORM, lam_pen=HP["lam_pen"], beta=HP["beta"],
+                  weight_decay=HP["weight_decay"])
+    eng = Engine(flat, problem, algo, C.Mixing(topo), K=K, lr=HP["lr"], lr_decay=HP["lr_decay"], batch_size=None,
+                 sequential=True)
+    assert eng.mixing.dtype == torch.float64  # the engine's dtype, so w = 1/3 is the float64 1/3
+    with official_modules() as server:
+        models, evaluated, norms = run_official(server, problem, x0)
+    assert len(norms) == ROUNDS * M * K
+    assert max(norms) > 2 * MAX_NORM  # the clipping binds ...
+    assert sum(n > MAX_NORM for n in norms) > len(norms) // 5  # ... at many steps
+    for t in range(ROUNDS):
+        eng.round()
+        assert (eng.state["x"] - models[t]).abs().max() < 1e-12, t  # every client model
+        assert (eng.x_bar() - evaluated[t]).abs().max() < 1e-12, t  # the model their code evaluates
+    assert (eng.state["x"] - x0).abs().max() > 0.1  # the models moved
