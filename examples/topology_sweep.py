@@ -7,7 +7,8 @@ and the bound, each relative to the complete graph; writes ``topology_sweep.png`
 
     .venv/bin/python examples/topology_sweep.py [--n 16] [--rounds 100] [--out runs/topology_sweep]
 
-About 20 seconds on two CPU cores at the defaults, a minute at --n 64 --rounds 200.
+About 50 seconds on two shared CPU cores at the defaults (the size of ``dfltheory report``'s section 6), two
+minutes at --n 64 --rounds 200 (the README's table).
 """
 
 from __future__ import annotations

@@ -5,6 +5,8 @@ import runpy
 import sys
 from pathlib import Path
 
+import pytest
+
 EXAMPLES = Path(__file__).parents[1] / "examples"
 
 
@@ -28,3 +30,6 @@ def test_rate_in_T_fits_slopes(tmp_path, monkeypatch, capsys):
     assert all(r["conditions_hold"] for r in res["rows"])  # c is chosen so that T >= 100 c^2 K at every T
     assert res["rows"][1]["bound"] < res["rows"][0]["bound"] and res["slopes"]["stated"] == -0.5
     assert res["T_leading"] >= 1 and (tmp_path / "rate_in_T.png").stat().st_size > 1000
+    # two horizons: the one local slope is the fitted slope
+    assert res["local_slopes"]["bound"] == [pytest.approx(res["slopes"]["bound"])]
+    assert "slopes from the previous T" in capsys.readouterr().out

@@ -39,8 +39,8 @@ def plot_bound(theorems: Sequence[str | Theorem], x: str, grid, values: Mapping[
     """
     ax = axes_or_new(ax)
     grid = np.asarray(grid, dtype=float)
-    for t in theorems:
-        thm = get(t) if isinstance(t, str) else t
+    theorems = [get(t) if isinstance(t, str) else t for t in theorems]
+    for thm in theorems:
         own = {k: v for k, v in values.items() if k in thm.required + thm.condition_symbols}
         if x in thm.required + thm.condition_symbols:
             own[x] = grid
@@ -48,7 +48,8 @@ def plot_bound(theorems: Sequence[str | Theorem], x: str, grid, values: Mapping[
         ax.plot(grid, np.broadcast_to(y, grid.shape), label=thm.id)
         mark_invalid(ax, failed, thm.id)
     ax.set_xlabel(x)
-    ax.set_ylabel("bound")
+    quantities = {thm.quantity for thm in theorems}  # the y axis is in the units of what the bounds bound
+    ax.set_ylabel(f"bound on {quantities.pop()}" if len(quantities) == 1 else "bound, each on its theorem's quantity")
     if logy:
         ax.set_yscale("log")
     ax.legend(fontsize="small")
@@ -68,6 +69,7 @@ def plot_bound_terms(theorem: str | Theorem, x: str, grid, values: Mapping[str, 
     ax.plot(grid, total, "k-", label=f"{thm.id} (sum)")
     mark_invalid(ax, failed, thm.id)
     ax.set_xlabel(x)
+    ax.set_ylabel(f"term of the bound on {thm.quantity}")
     ax.set_yscale("log")
     ax.legend(fontsize="small")
     return ax

@@ -62,7 +62,7 @@ def plot_predicted_vs_measured(rows, theorem: str | Theorem, values: Mapping[str
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlabel("rounds T")
-    ax.set_ylabel(key.replace("_", " "))
+    ax.set_ylabel(f"min_{{t<=T}} {key}: measured, bound")
     ax.legend(fontsize="small")
     return ax
 
@@ -75,6 +75,8 @@ def plot_topology_sweep(result: Mapping, ax=None):
     ax.bar(x - 0.2, [r["measured"] for r in rows], 0.4, label="measured min_t ||grad f||^2")
     ax.bar(x + 0.2, [r["bound"] for r in rows], 0.4, label=f"{result['theorem']} bound")
     ax.set_xticks(x, [f"{r['topology']}\nQ={r['Q']}" for r in rows], fontsize="small")
+    ax.set_xlabel("topology and gossip steps Q per round (Metropolis weights)")
+    ax.set_ylabel(f"min_{{t<=T}} ||grad f(x_bar^t)||^2, T = {result['rounds']}: measured, bound")
     ax.set_yscale("log")
     ax.set_title(f"DFedSAM(-MGS), n = {result['n']}, T = {result['rounds']}: measured against the bound")
     ax.legend(fontsize="small")
@@ -92,7 +94,7 @@ def plot_rate_in_T(result: Mapping, ax=None):
     ax.plot(T, [r["bound"] for r in rows], "k--", label=f"{result['corollary']} (slope {slopes['bound']:.2f})")
     ax.plot(T, measured[0] * (T / T[0]) ** -0.5, ":", color="grey", label="stated O(1/sqrt(KT)) (slope -0.5)")
     ax.set(xscale="log", yscale="log", xlabel="horizon T (eta = c/(L sqrt(KT)), rho = r/sqrt(T))",
-           title=f"DFedSAM, n = {result['n']}: rate in T")
+           ylabel="min_{t<=T} ||grad f(x_bar^t)||^2", title=f"DFedSAM, n = {result['n']}: rate in T")
     ax.set_xticks(T, [str(int(t)) for t in T])
     ax.minorticks_off()
     ax.legend(fontsize="small")

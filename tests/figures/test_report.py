@@ -52,3 +52,21 @@ def test_training_section_runs_at_an_admissible_step_size(tmp_path):
     assert sum(tr["bound_terms"].values()) == pytest.approx(tr["bound_at_T"])
     again = training_section(tmp_path, rounds=3, n=6)  # the run is regenerated, not refused
     assert again["measured_min_grad_norm_sq"] == tr["measured_min_grad_norm_sq"]
+
+
+def test_markdown_sweeps_state_their_sizes_and_point_to_the_readme_runs():
+    top = {"n": 16, "rounds": 100, "eta": 0.01, "theorem": "dfedsam.thm4.1",
+           "rows": [{"topology": t, "Q": 1, "lambda": lam, "measured": m, "bound": b, "measured_ratio": m / 0.01,
+                     "bound_ratio": b / 80.0} for t, lam, m, b in (("ring", 0.95, 0.011, 1.2e4), ("full", 0.0, 0.01, 80.0))]}
+    rate = {"corollary": "dfedsam.cor4.1.1.derived", "c": 0.22, "r": 0.05, "n": 16, "T_leading": 813.0,
+            "rows": [{"T": T, "eta": 0.01, "measured": m, "bound": b} for T, m, b in ((25, 1.76, 2917.0),
+                                                                                   (50, 0.73, 750.0))],
+            "slopes": {"measured": -1.26, "bound": -1.96, "stated": -0.5},
+            "local_slopes": {"measured": [-1.26], "bound": [-1.96]}}
+    rep = {"topology": {"n": 4, "rows": {}}, "catalog": {"count": 0, "by_paper": {}, "by_kind": {}, "by_tag": {}},
+           "rates": [], "experiments": [], "training": None, "sweeps": {"topology": top, "rate": rate}, "figures": []}
+    text = markdown(rep)
+    assert "n = 16, T = 100" in text and "examples/topology_sweep.py --n 64 --rounds 200" in text
+    assert "between 1 and 1.1" in text  # the measured ratios' range, stated
+    assert "| 50 | 0.01 | 0.73 | 750 | -1.26 | -1.96 |" in text  # slope from the previous horizon
+    assert "over T = 25 ... 50" in text and "`examples/rate_in_T.py`" in text and "T = 813" in text
