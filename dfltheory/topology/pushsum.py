@@ -19,7 +19,9 @@ u sends to v, self-loops included):
   - 'remark1' seed 000 Remark 1 (L146): q = (1 - a^(Delta B))^(1/(Delta B + 1)), a = the weight floor above.
   - 'nedic-olshevsky' Nedic & Olshevsky 2015 Lemma 1 as the card recalls it (dfedsgpsm.md §5.3, CITED-MEMORY):
             C = 4, q = (1 - n^(-nB))^(1/(nB)), the rate of |[P(t:s)]_ij - phi_i(t)| (the "Taheri" pointer).
-  Vacuous when n D^(-E) >= 1 (lambda <= 0: the lemma says nothing) or when 1 - q underflows to 0 in double precision.
+  Vacuous when the lemma gives no usable rate: n D^(-E) >= 1 (lambda <= 0: the lemma says nothing), B or Delta
+  infinite, or q = 1 as a double (1 - q < 2^-54 ~ 5.6e-17: C q^t = C for every t in floating point, and q^t halves
+  only every ln 2/(1 - q) > 10^16 rounds). 1 - q itself is kept exactly (log space) in ``one_minus_q``.
 * measured over the horizon (dfedpgp.md §5.9): e(t) = max_i sum_j |Phi(t,0)_ij / w_i^t - 1/n| with
   Phi(t,0) = P(t-1)...P(0) and w^t = Phi(t,0) 1; q_measured = exp(slope) of a least-squares fit of log e(t) on the
   second half of the points above 1e-12 (the first point below enters clamped at 1e-12, so exact consensus reads as
@@ -137,8 +139,11 @@ def _form(E: float, log_x: float, d: float, D: float, name: str) -> dict:
     log_C = math.log(2) + 0.5 * math.log(d) + E * math.log(D) - (E + 2) / (E + 1) * l1p if D else 0.0
     out.update({"lambda": 1 - x, "q": math.exp(log_q), "one_minus_q": omq, "log10_one_minus_q": log10_omq,
                 "C": math.exp(log_C) if log_C < 700 else INF, "log10_C": log_C / math.log(10)})
-    if omq == 0.0:
-        out["reason"] = f"1 - q = 10^{log10_omq:.3g} underflows: q = 1 in double precision, no contraction"
+    if out["q"] == 1.0:  # 1 - q < 2^-54: no usable rate (seen by any floating-point use of q)
+        log_neg_log_q = (math.log(-l1p) if l1p < 0 else log_x) - math.log(E + 1)  # ln(-ln q), exact in logs
+        out["reason"] = (f"1 - q = 10^{log10_omq:.3g} < 2^-54, so q = 1 as a double (C q^t = C for every t in "
+                         f"floating point) and q^t halves only every "
+                         f"10^{(math.log(math.log(2)) - log_neg_log_q) / math.log(10):.3g} rounds")
     else:
         out["vacuous"] = False
     return out

@@ -97,3 +97,20 @@ def test_kernel_starts_at_its_maximum_and_full_graph_mixes_in_one_round():
     assert e[0] == pytest.approx(2 * 4 / 5) and np.allclose(e[1:], 0) and np.allclose(wmin, 1)
     q, C = pushsum.fit_rate(e)
     assert q == 0.0 and C == pytest.approx(e[0])
+
+
+def test_vacuous_means_no_usable_rate():
+    """Vacuous iff the lemma gives no q, or q = 1 as a double (1 - q < 2^-54): the ring's 1 - q = 2.7e-24 is vacuous
+    (the README calls it so; `topology ring` printed `vacuous False`), the 10-out random graph's 1.4e-3 is not."""
+    ring = analyze("ring", 100)
+    assert ring["one_minus_q"] == pytest.approx(2.73128543e-24, rel=1e-6) and ring["q"] == 1.0
+    assert ring["vacuous"] is True and "q = 1 as a double" in ring["notes"]["C"]
+    assert "halves only every 10^23.4 rounds" in ring["notes"]["C"]
+    rnd = analyze("random", 100, weights="push-sum", horizon=10)
+    assert rnd["q"] < 1 and rnd["vacuous"] is False
+    r = pushsum.sgp_constants(100, 11, 3, 1, d=1.0, K_u=1)  # 1 - q = 8e-6: small but a rate
+    assert not r["vacuous"]
+    for omq_exponent in (15, 17):  # around double precision: 1 - q = 10^-15 is a rate, 10^-17 is not
+        E = 1.0
+        r = pushsum._form(E, math.log(2 * 10.0 ** -omq_exponent), 1.0, 2.0, "sgp")
+        assert r["vacuous"] == (r["q"] == 1.0) == (omq_exponent == 17)
