@@ -72,6 +72,21 @@ def check_matrix(W, allow_negative: bool = False):
     return W
 
 
+def check_stochastic(W, atol: float = 1e-9):
+    """Reject a matrix that is neither row- nor column-stochastic (as :func:`validation.validate` measures it):
+    lambda, sigma_2 and the push-sum constants are defined relative to the eigenvalue 1 of W 1 = 1 or 1^T P = 1^T,
+    which a non-stochastic matrix lacks (its "lambda" would be a meaningless number)."""
+    one = np.ones(W.shape[0])
+    rows = float(np.abs(W @ one - 1).max())
+    cols = float(np.abs(W.T @ one - 1).max())
+    if min(rows, cols) > atol:
+        raise ValueError(f"the mixing matrix is neither row- nor column-stochastic (max |row sum - 1| = {rows:.3g}, "
+                         f"max |column sum - 1| = {cols:.3g}, tolerance {atol:g}): lambda and the other constants "
+                         "need W 1 = 1 (or 1^T P = 1^T for push-sum); normalise the rows (W / W.sum(axis=1)[:, None]), "
+                         "write the weights with full precision, or build W with dfltheory.topology.mixing_matrix")
+    return W
+
+
 def is_symmetric(W, atol: float = 1e-12) -> bool:
     if sp.issparse(W):
         D = (W - W.T)
@@ -159,8 +174,12 @@ def spectrum(W, method: str = "auto", check: bool = True) -> Spectrum:
     """Spectral summary of a user-given mixing matrix (dense or scipy.sparse).
 
     method: 'auto' (Lanczos for sparse symmetric matrices with n > DENSE_MAX_N, dense otherwise), 'dense' or
-    'lanczos'. Circulant matrices given by their first row go through :func:`circulant_spectrum`."""
+    'lanczos'. W must be row- or column-stochastic (:func:`check_stochastic`; ``check=False`` skips this and the
+    sign check, for a signed or unnormalised matrix analysed on purpose). Circulant matrices given by their first
+    row go through :func:`circulant_spectrum`."""
     W = check_matrix(W, allow_negative=not check)
+    if check:
+        check_stochastic(W)
     if method not in ("auto", "dense", "lanczos"):
         raise ValueError(f"method must be 'auto', 'dense' or 'lanczos', got {method!r}")
     n = W.shape[0]
@@ -179,7 +198,7 @@ def lam(W, method: str = "auto") -> float:
 
 def sigma_2(W) -> float:
     """||W - 11^T/n||_2 (dense)."""
-    W = check_matrix(W)
+    W = check_stochastic(check_matrix(W))
     W = W.toarray() if sp.issparse(W) else W
     return float(np.linalg.norm(W - 1.0 / W.shape[0], 2))
 

@@ -113,3 +113,21 @@ def test_phi_stays_finite_for_many_gossip_steps():
     assert math.isfinite(big)
     lq = lam**200
     assert big == pytest.approx((lq + 1) / (1 - lq) ** 2, rel=1e-12)
+
+
+@pytest.mark.parametrize("W", [np.zeros((3, 3)), np.ones((3, 3)), np.eye(3) * 0.5,
+                               sp.csr_array(np.full((4, 4), 0.3))])
+def test_spectrum_of_a_non_stochastic_matrix_is_refused(W):
+    """spectrum(0) used to return lambda = 0: a number with no meaning (no eigenvalue 1 to measure against)."""
+    with pytest.raises(ValueError, match="neither row- nor column-stochastic .* normalise the rows"):
+        spectrum(W)
+    with pytest.raises(ValueError, match="neither row- nor column-stochastic"):
+        lam(W)
+    with pytest.raises(ValueError, match="neither row- nor column-stochastic"):
+        spectral.sigma_2(W)
+    assert spectrum(W, check=False).method == "dense"  # analysed on purpose
+
+
+def test_row_or_column_stochastic_matrices_keep_their_spectrum():
+    P = build("exponential-directed", 8, weights="push-sum").matrix()  # column-stochastic only after transposing
+    assert spectrum(P).lam == pytest.approx(spectrum(P.T).lam)
