@@ -6,16 +6,20 @@ Public API::
     topo = build("ring", 100, weights="metropolis", seed=0)
     W = topo.matrix(t=0)
     analyze("random", 100, weights="push-sum", k=10)["q_measured"]
+    analyze_matrix("W.csv")           # a user's W or push-sum P from .npy, .csv or .mtx (load_matrix reads it)
 
 See docs/topology.md for every constant, its definition and its citation.
 """
 
-from dfltheory.topology import graphs, pushsum, spectral, weights
-from dfltheory.topology.core import KEYS, NAMES, REGISTRY, Topology, analyze, analyze_topology, build
+from dfltheory.topology import graphs, memory, pushsum, spectral, weights
+from dfltheory.topology.core import (KEYS, NAMES, REGISTRY, MatrixTopology, Topology, analyze, analyze_matrix,
+                                     analyze_topology, build, from_matrix)
+from dfltheory.topology.files import load_matrix
 from dfltheory.topology.spectral import lam, lambda_q, phi, phi_e2, sigma_2, spectral_gap, spectrum
 from dfltheory.topology.validation import ValidationReport, validate
 from dfltheory.topology.weights import RULES, mixing_matrix
 
-__all__ = ["KEYS", "NAMES", "REGISTRY", "RULES", "Topology", "ValidationReport", "analyze", "analyze_topology",
-           "build", "graphs", "lam", "lambda_q", "mixing_matrix", "phi", "phi_e2", "pushsum", "sigma_2",
-           "spectral", "spectral_gap", "spectrum", "validate", "weights"]
+__all__ = ["KEYS", "NAMES", "REGISTRY", "RULES", "MatrixTopology", "Topology", "ValidationReport", "analyze",
+           "analyze_matrix", "analyze_topology", "build", "from_matrix", "graphs", "lam", "lambda_q", "load_matrix",
+           "memory", "mixing_matrix", "phi", "phi_e2", "pushsum", "sigma_2", "spectral", "spectral_gap", "spectrum",
+           "validate", "weights"]

@@ -1,12 +1,15 @@
 """``dfltheory topology``: print every topology constant, or compare topologies in one table.
 
     dfltheory topology NAME --n N [--weights RULE] [--seed S] [--Q Q] [--horizon T] [--json]
+    dfltheory topology --matrix FILE [--Q Q] [--horizon T] [--json]
     dfltheory topology compare NAME... --n N [...]
     dfltheory topology list
 
 A NAME may carry parameters: ``watts-strogatz:k=8,p=0.02``, ``random:k=10,direction=in``. ``--weights default``
 (the default) uses each topology's own rule (metropolis for undirected graphs, push-sum for directed ones,
-the code's uniform rule for the code-* lists). JSON output writes infinities as the string "inf".
+the code's uniform rule for the code-* lists). ``--matrix FILE`` analyses the user's own W (or push-sum P) stored
+as .npy, .csv or Matrix Market .mtx (:func:`dfltheory.topology.load_matrix`). JSON output writes infinities as the
+string "inf".
 """
 
 from __future__ import annotations
@@ -16,7 +19,7 @@ import math
 
 import numpy as np
 
-from dfltheory.topology.core import KEYS, NAMES, REGISTRY, analyze
+from dfltheory.topology.core import KEYS, NAMES, REGISTRY, analyze, analyze_matrix
 from dfltheory.topology.weights import RULES
 
 TABLE = (("topology", "topology", "s"), ("weights", "weights", "s"), ("lambda", "lambda", ".6f"),
@@ -79,8 +82,17 @@ def jsonable(value):
 
 def _run_one(spec: str, args) -> dict:
     name, params = parse_spec(spec)
-    return analyze(name, args.n, weights=args.weights, seed=args.seed, Q=args.Q, horizon=args.horizon,
-                   d=args.d, K_u=args.K_u, **params)
+    return analyze(name, 100 if args.n is None else args.n, weights=args.weights,
+                   seed=0 if args.seed is None else args.seed, Q=args.Q, horizon=args.horizon, d=args.d, K_u=args.K_u,
+                   **params)
+
+
+def _run_matrix(args) -> dict:
+    given = [opt for opt, bad in (("a topology NAME", args.names), ("--n", args.n is not None),
+                                  ("--weights", args.weights != "default"), ("--seed", args.seed is not None)) if bad]
+    if given:
+        raise ValueError(f"--matrix FILE gives the clients and their weights; drop {', '.join(given)}")
+    return analyze_matrix(args.matrix, Q=args.Q, horizon=args.horizon, d=args.d, K_u=args.K_u)
 
 
 def _print_one(r: dict) -> None:
@@ -108,8 +120,20 @@ def _print_table(rows: list[dict]) -> None:
             print("  ".join("-" * w for w in widths))
 
 
+def _print_report(r, as_json: bool) -> None:
+    if as_json:
+        print(json.dumps(jsonable(r), indent=1))
+    else:
+        _print_one(r)
+
+
 def run(args) -> int:
     names = list(args.names)
+    if args.matrix is not None:
+        _print_report(_run_matrix(args), args.json)
+        return 0
+    if not names:
+        raise ValueError("give a topology NAME (see `dfltheory topology list`) or --matrix FILE")
     if names == ["list"]:
         for name in NAMES:
             print(f"{name:22s} default weights {REGISTRY[name].default_weights:10s} {REGISTRY[name].source}")
@@ -122,17 +146,13 @@ def run(args) -> int:
         if args.json:
             print(json.dumps([jsonable(r) for r in rows], indent=1))
         else:
-            print(f"n = {args.n}, Q = {args.Q}, seed = {args.seed}, horizon = {args.horizon} "
+            print(f"n = {rows[0]['n']}, Q = {args.Q}, seed = {rows[0]['seed']}, horizon = {args.horizon} "
                   "(time-varying: lambda = max over rounds)")
             _print_table(rows)
         return 0
     if len(names) != 1:
         raise ValueError("give one topology, or 'compare NAME...' for a table")
-    r = _run_one(names[0], args)
-    if args.json:
-        print(json.dumps(jsonable(r), indent=1))
-    else:
-        _print_one(r)
+    _print_report(_run_one(names[0], args), args.json)
     return 0
 
 
@@ -140,11 +160,13 @@ def register(subparsers) -> None:
     """Add the ``topology`` subcommand."""
     p = subparsers.add_parser("topology", help="topology constants (lambda, psi, Phi, push-sum C, q, delta, ...)",
                               description=__doc__.split("\n\n")[0] + " Topologies: " + ", ".join(NAMES) + ".")
-    p.add_argument("names", nargs="+", metavar="NAME",
+    p.add_argument("names", nargs="*", metavar="NAME",
                    help="a topology (NAME or NAME:key=value,...), 'compare NAME...', or 'list'")
-    p.add_argument("--n", type=int, required=False, default=100, help="number of clients (default 100)")
+    p.add_argument("--matrix", metavar="FILE", help="analyse your own mixing matrix W (or push-sum P) instead: a "
+                   ".npy, .csv (n rows of n comma-separated numbers) or Matrix Market .mtx file")
+    p.add_argument("--n", type=int, default=None, help="number of clients (default 100)")
     p.add_argument("--weights", default="default", help=f"weight rule: {', '.join(RULES)} or default")
-    p.add_argument("--seed", type=int, default=0, help="seed of random topologies (default 0)")
+    p.add_argument("--seed", type=int, default=None, help="seed of random topologies (default 0)")
     p.add_argument("--Q", type=int, default=1, help="gossip steps per round for lambda^Q and Phi (default 1)")
     p.add_argument("--horizon", type=int, default=50, help="rounds analysed for time-varying/push-sum (default 50)")
     p.add_argument("--d", type=float, default=1.0, help="model dimension in the SGP bound on C (default 1)")

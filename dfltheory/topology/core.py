@@ -15,7 +15,7 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.sparse.csgraph import shortest_path
 
-from dfltheory.topology import graphs, pushsum, spectral
+from dfltheory.topology import graphs, memory, pushsum, spectral
 from dfltheory.topology.weights import SYMMETRIC_ONLY, check_rule, circulant_weight, mixing_matrix
 
 INF = float("inf")
@@ -173,6 +173,61 @@ class Topology:
             raise ValueError(f"topology {self.name!r} is not circulant; use method 'dense' or 'lanczos'")
         return spectral.spectrum(self.sparse_matrix(t), method=method)
 
+    def check_size(self, horizon: int | None = None) -> None:
+        """Refuse, before anything large is allocated, an analysis that cannot run: per-round spectra of a large
+        time-varying directed topology, or more memory than the machine has free (:mod:`memory`)."""
+        if self.time_varying and self.directed and self.n > spectral.DENSE_MAX_N:
+            raise ValueError(f"n={self.n}: per-round spectra of a time-varying directed topology need the dense path "
+                             f"(n <= {spectral.DENSE_MAX_N}); lower n")
+        rule = self.spec.default_weights if self.weights == "default" else self.weights
+        memory.check(self.name, self.n, self.params, horizon, weights=rule)
+
+
+class MatrixTopology(Topology):
+    """A user's fixed mixing matrix (W, or a push-sum P), analysed like a named topology: weights 'given', no
+    seed, never time-varying; directed when W is not symmetric. ``source`` (a file name) goes into ``params``."""
+
+    def __init__(self, W, source: str | None = None):
+        W = spectral.check_stochastic(spectral.check_matrix(W))
+        super().__init__("matrix", W.shape[0], "given", None, {"file": str(source)} if source is not None else {})
+        self._W = sp.csr_array(W, dtype=float)
+        self._symmetric = spectral.is_symmetric(self._W)
+
+    time_varying = False
+    circulant = None
+
+    @property
+    def spec(self) -> Spec:
+        raise ValueError("a matrix topology has no registry entry")
+
+    @property
+    def directed(self) -> bool:
+        return not self._symmetric
+
+    def graph(self, t: int = 0) -> nx.Graph:
+        return nx.from_scipy_sparse_array(self.adjacency(t).T, create_using=nx.DiGraph if self.directed else nx.Graph)
+
+    def adjacency(self, t: int = 0) -> sp.csr_array:
+        A = sp.csr_array((self._W != 0).astype(float))
+        A.setdiag(0)
+        A.eliminate_zeros()
+        return A
+
+    def sparse_matrix(self, t: int = 0) -> sp.csr_array:
+        return self._W
+
+    def check_size(self, horizon: int | None = None) -> None:
+        memory.check("matrix", self.n, horizon=horizon, symmetric=self._symmetric, nnz=self._W.nnz)
+
+
+def from_matrix(W, source: str | None = None) -> MatrixTopology:
+    """A :class:`MatrixTopology` from an array or sparse matrix, or from a file path (:func:`files.load_matrix`)."""
+    if isinstance(W, (str, bytes)) or hasattr(W, "__fspath__"):
+        from dfltheory.topology.files import load_matrix
+
+        return MatrixTopology(load_matrix(W), source=str(W) if source is None else source)
+    return MatrixTopology(W, source=source)
+
 
 def build(name: str, n: int, weights: str = "metropolis", seed: int | None = 0, **params) -> Topology:
     """Build topology ``name`` on ``n`` clients with weight rule ``weights`` ('default': the topology's own rule)."""
@@ -180,6 +235,7 @@ def build(name: str, n: int, weights: str = "metropolis", seed: int | None = 0, 
     n = graphs.check_n(n)
     if weights == "default":
         weights = spec.default_weights
+    memory.check(name, n, params, analysis=False, weights=weights)
     check_rule(weights)
     if seed is None:
         seed = int(np.random.SeedSequence().entropy % (2 ** 32))
@@ -225,7 +281,17 @@ def analyze(name: str, n: int, weights: str = "metropolis", seed: int | None = 0
             horizon: int | None = None, d: float = 1.0, K_u: int = 1, **params) -> dict:
     """Every constant of topology ``name`` (see :data:`KEYS`, docs/topology.md). Unavailable values are None with
     the reason in ``notes``; quantities that are infinite by definition (disconnected graph) are float('inf')."""
+    _spec(name)
+    Topology(name, graphs.check_n(n), weights, seed, dict(params)).check_size(horizon)  # before building anything
     return analyze_topology(build(name, n, weights=weights, seed=seed, **params), Q=Q, horizon=horizon, d=d, K_u=K_u)
+
+
+def analyze_matrix(W, Q: int = 1, horizon: int | None = None, d: float = 1.0, K_u: int = 1,
+                   source: str | None = None) -> dict:
+    """:func:`analyze` for a user's matrix (array, sparse matrix or file path, see :func:`from_matrix`): the same
+    keys; ``topology`` is 'matrix', ``weights`` 'given', ``params`` {'file': path}; ``notes['definition1']`` names
+    the first property of Definition 1 that fails (n <= DENSE_MAX_N)."""
+    return analyze_topology(from_matrix(W, source=source), Q=Q, horizon=horizon, d=d, K_u=K_u)
 
 
 def analyze_topology(topo: Topology, Q: int = 1, horizon: int | None = None, d: float = 1.0, K_u: int = 1) -> dict:
@@ -233,6 +299,7 @@ def analyze_topology(topo: Topology, Q: int = 1, horizon: int | None = None, d: 
     slow down 100 x 100 products)."""
     from threadpoolctl import threadpool_limits
 
+    topo.check_size(horizon)
     with threadpool_limits(1 if topo.n <= spectral.DENSE_MAX_N else None):
         return _analyze(topo, Q, horizon, d, K_u)
 
@@ -251,9 +318,6 @@ def _analyze(topo: Topology, Q: int, horizon: int | None, d: float, K_u: int) ->
 
     rounds = range(horizon) if topo.time_varying else range(1)
     large = n > spectral.DENSE_MAX_N
-    if topo.time_varying and large and topo.directed:
-        raise ValueError(f"n={n}: per-round spectra of a time-varying directed topology need the dense path "
-                         f"(n <= {spectral.DENSE_MAX_N}); lower n")
     specs = [topo.spectrum(t) for t in rounds]
     if topo.circulant is not None:
         props = {"symmetric": specs[0].symmetric, "row_stochastic": True, "column_stochastic": True,
@@ -281,6 +345,12 @@ def _analyze(topo: Topology, Q: int, horizon: int | None, d: float, K_u: int) ->
     if out["psi"] is None:
         notes["psi"] = ("psi (seed 004 Definition 1) is defined only for W satisfying Definition 1 (symmetric, doubly "
                         "stochastic, connected, W > -I); see lambda and sigma_2 instead")
+        if isinstance(topo, MatrixTopology) and not large:
+            from dfltheory.topology.validation import validate
+
+            rep = validate(topo.sparse_matrix(0))
+            p = (rep.failures() or ["spectral"])[0]
+            notes["definition1"] = f"the matrix fails '{p}' by {rep.violation[p]:.3g}: {rep.detail[p]}"
     if out["symmetric"]:
         out["lambda_Q"] = spectral.lambda_q(lam, Q)
         out["Phi"] = spectral.phi(lam, n, Q)

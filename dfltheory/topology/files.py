@@ -1,0 +1,78 @@
+"""Read a user's mixing matrix (W, or a push-sum P) from a file: ``load_matrix(path)``.
+
+Formats, by suffix: ``.npy`` (numpy.save; no pickles), ``.csv`` (n rows of n comma-separated numbers, no header;
+numpy.savetxt(path, W, delimiter=",") writes one), ``.mtx`` (Matrix Market, scipy.io.mmwrite; read as a sparse
+matrix when stored as coordinates). Every problem raises ValueError naming the file, what is wrong and the fix.
+"""
+
+from __future__ import annotations
+
+import warnings
+from pathlib import Path
+
+import numpy as np
+import scipy.sparse as sp
+
+from dfltheory.topology.spectral import check_matrix, check_stochastic
+
+FORMATS = (".npy", ".csv", ".mtx")
+KINDS = "a .npy, .csv or .mtx file"
+
+
+def _read(path: Path):
+    suffix = path.suffix.lower()
+    if suffix == ".npy":
+        with open(path, "rb") as fh:
+            if fh.read(6) != b"\x93NUMPY":
+                raise ValueError("no .npy header (the file was not written by numpy.save)")
+        return np.load(path, allow_pickle=False)
+    if suffix == ".csv":
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # an empty file: numpy warns, the shape check below says it clearly
+            return np.loadtxt(path, delimiter=",", dtype=float, ndmin=2)
+    import scipy.io
+
+    return scipy.io.mmread(path)
+
+
+def load_matrix(path, stochastic: bool = True):
+    """The matrix stored in ``path`` (.npy, .csv or .mtx): a float64 ndarray, or a scipy.sparse CSR array for a
+    coordinate .mtx file.
+
+    Checked as every mixing matrix is (:func:`spectral.check_matrix`): square, n >= 2, finite, no negative entry;
+    with ``stochastic`` (the default) also row- or column-stochastic to 1e-9 (:func:`spectral.check_stochastic`:
+    a W with W 1 = 1, or a push-sum P with 1^T P = 1^T)."""
+    path = Path(path)
+    if not path.exists():
+        raise ValueError(f"matrix file {str(path)!r} does not exist; give the path of {KINDS}")
+    if not path.is_file():
+        raise ValueError(f"matrix file {str(path)!r} is not a regular file; give the path of {KINDS}")
+    if path.stat().st_size == 0:
+        raise ValueError(f"matrix file {str(path)!r} is empty; write the n x n matrix into it")
+    if path.suffix.lower() not in FORMATS:
+        raise ValueError(f"matrix file {str(path)!r}: unknown type {path.suffix or '(no suffix)'!r}; save the "
+                         "matrix as .npy (numpy.save), .csv (numpy.savetxt with delimiter=',') or .mtx "
+                         "(scipy.io.mmwrite)")
+    try:
+        W = _read(path)
+    except Exception as err:  # numpy/scipy raise ValueError, OSError, EOFError, IndexError, ... on a bad file
+        detail = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+        raise ValueError(f"matrix file {str(path)!r} cannot be read as a {path.suffix} matrix ({detail}); "
+                         + {".npy": "write it with numpy.save(path, W)",
+                            ".csv": "write n rows of n comma-separated numbers, no header "
+                                    "(numpy.savetxt(path, W, delimiter=','))",
+                            ".mtx": "write it with scipy.io.mmwrite(path, W)"}[path.suffix.lower()]) from err
+    if sp.issparse(W):
+        W = sp.csr_array(W)
+    else:
+        W = np.asarray(W)
+    if W.dtype.kind not in "biuf":
+        raise ValueError(f"matrix file {str(path)!r} holds {W.dtype} entries, not real numbers; store the weights "
+                         "as floats")
+    try:
+        W = check_matrix(W)
+        if stochastic:
+            check_stochastic(W)
+    except ValueError as err:
+        raise ValueError(f"matrix file {str(path)!r}: {err}") from None
+    return W

@@ -1,0 +1,156 @@
+"""Memory an analysis will need, estimated from (name, n, params, horizon) before anything is allocated.
+
+``check(...)`` raises ValueError when the estimate exceeds :data:`FRACTION` of the memory the machine has free
+(``MemAvailable`` of /proc/meminfo, else free physical pages from ``os.sysconf``; no check where neither exists),
+naming the need, the limit and the largest n that fits. The coefficients are peak bytes measured with tracemalloc
+(numpy 2, scipy 1.1x, networkx 3), rounded up:
+
+* circulant graphs (FFT path): 64 B per client (first row, its FFT, moduli) + 48 B per edge (adjacency and the
+  breadth-first search of the diameter); measured 124 B/client for the ring, 1.8 kB/client for the exponential
+  graph at n = 10^6;
+* networkx graphs: 1 kB per client + 600 B per directed edge (measured 1-2 kB/client on grid, torus, star, WS);
+  the uniform draws of the random topologies (``random``, ``k-out``, ``code-random``) hold an n x (n-1) float64
+  array, its argsort and a sorting copy (24 n^2 B), the neighbour selection six n x n arrays (48 n^2 B);
+* sparse mixing matrices kept for up to ``core.CACHE_ROUNDS`` rounds: 2 x (16 B per non-zero + 8 B per row);
+* spectra: Lanczos 256 B per client + 32 B per edge (a symmetric W with n > DENSE_MAX_N: a symmetric rule on an
+  undirected graph); dense eigenvalues of one n x n matrix 48 n^2 B (every other W, e.g. 'uniform' or 'push-sum'
+  weights on a non-regular graph);
+* push-sum constants (n <= DENSE_MAX_N): the T dense rounds and their boolean patterns, 11 T n^2 B, + 48 n^2 B
+  for the product P(t-1)...P(0), with T = horizon for a time-varying topology and 1 otherwise;
+* 1 kB per analysed round of a time-varying topology.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+
+FRACTION = 0.75  # of the memory available when the analysis starts
+DENSE_MAX_N = 2000  # = spectral.DENSE_MAX_N (not imported: this module must stay import-light and cycle-free)
+CACHE_ROUNDS = 128  # = core.CACHE_ROUNDS
+
+# default neighbour counts / probabilities of the generators (graphs.py)
+_K = {"watts-strogatz": 8, "k-out": 10, "random": 10, "neighbour-selection": 10, "code-random": 9, "code-ws": 8}
+_P = {"erdos-renyi": 0.1, "code-er": 0.1}
+_DENSE_DRAW = {"random": 24, "k-out": 24, "code-random": 25, "neighbour-selection": 48}  # bytes per n^2
+_SYMMETRIC_RULES = ("metropolis", "max-degree", "lazy-metropolis", "sinkhorn")  # symmetric W on undirected graphs
+_TIME_VARYING = ("one-peer-exponential", "random", "neighbour-selection", "code-random", "code-er")
+
+
+def available_bytes() -> float:
+    """Free memory: MemAvailable of /proc/meminfo, else free physical pages (os.sysconf), else inf."""
+    try:
+        with open("/proc/meminfo") as fh:
+            for line in fh:
+                if line.startswith("MemAvailable:"):
+                    return float(line.split()[1]) * 1024
+    except OSError:
+        pass
+    try:
+        return float(os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE"))
+    except (AttributeError, ValueError, OSError):
+        return math.inf
+
+
+def _number(params: dict, key: str, default: float) -> float:
+    value = params.get(key, default)
+    return float(value) if isinstance(value, (int, float)) and math.isfinite(value) and value >= 0 else default
+
+
+def _circulant_degree(name: str, n: int, params: dict) -> int | None:
+    """Number of distinct non-zero offsets of a circulant topology (graphs.circulant_offsets without the list)."""
+    log2n = max(1, math.ceil(math.log2(n)))
+    return {"ring": 2, "code-ring": 2, "exponential": 2 * log2n, "exponential-directed": log2n, "code-exp": log2n,
+            "full": n - 1, "code-full": n - 1, "code-grid": 4}.get(name)
+
+
+def _edges(name: str, n: int, params: dict) -> float:
+    """Directed edges (non-zeros of the adjacency) of one round of a networkx-built topology."""
+    if name in ("grid", "torus"):
+        return 4.0 * n
+    if name == "star":
+        return 2.0 * n
+    if name == "one-peer-exponential":
+        return float(n)
+    if name in _P:
+        return _number(params, "p", _P[name]) * n * (n - 1)
+    k = _number(params, "k", _K.get(name, 10))
+    undirected = name in ("watts-strogatz", "code-ws", "code-random") or params.get("direction") == "undirected"
+    return (2.0 if undirected else 1.0) * k * n
+
+
+def topology_bytes(name: str, n: int, params: dict | None = None, horizon: int | None = 50, analysis: bool = True,
+                   weights: str = "metropolis", symmetric: bool | None = None,
+                   nnz: float | None = None) -> dict[str, float]:
+    """Estimated peak bytes of building (``analysis=False``) or analysing topology ``name`` on n clients with the
+    weight rule ``weights``, by part.
+
+    ``name='matrix'`` is a user-given matrix with ``nnz`` non-zeros (already in memory: only the analysis counts)."""
+    params = params or {}
+    horizon = horizon if isinstance(horizon, int) and horizon >= 1 else 50
+    tv = name in _TIME_VARYING
+    rounds = horizon if tv else 1
+    deg = _circulant_degree(name, n, params)
+    parts: dict[str, float] = {}
+    if name == "matrix":
+        edges = float(nnz or 0)
+        sym = bool(symmetric)
+    elif deg is not None:
+        edges = float(deg) * n
+        parts["the circulant graph, its FFT spectrum and diameter"] = 64.0 * n + 48.0 * edges
+        sym = name not in ("exponential-directed", "code-exp")
+    else:
+        edges = _edges(name, n, params)
+        parts["the graph (networkx)"] = 1000.0 * n + 600.0 * edges + _DENSE_DRAW.get(name, 0) * float(n) ** 2
+        directed = (name in ("k-out", "one-peer-exponential", "neighbour-selection")
+                    or (name == "random" and params.get("direction", "out") != "undirected"))
+        sym = not directed and weights in _SYMMETRIC_RULES
+    if name != "matrix" and (deg is None or n <= DENSE_MAX_N):
+        parts["the sparse mixing matrices"] = min(rounds, CACHE_ROUNDS) * 2 * (16.0 * (edges + n) + 8.0 * n)
+    if not analysis:
+        return parts
+    if deg is None:
+        if sym and n > DENSE_MAX_N:
+            parts["the Lanczos spectrum"] = 256.0 * n + 32.0 * edges
+        else:
+            parts["dense eigenvalues"] = 48.0 * float(n) ** 2
+    if n <= DENSE_MAX_N:
+        parts[f"the push-sum constants over {rounds} dense round(s)"] = (11.0 * rounds + 48.0) * float(n) ** 2
+    if tv:
+        parts[f"{horizon} analysed rounds"] = 1000.0 * horizon
+    return parts
+
+
+def _gb(x: float) -> str:
+    return f"{x / 1e9:.3g} GB" if x >= 1e8 else f"{x / 1e6:.3g} MB"
+
+
+def check(name: str, n: int, params: dict | None = None, horizon: int | None = 50, analysis: bool = True,
+          weights: str = "metropolis", **matrix) -> None:
+    """Raise ValueError, before anything is allocated, when :func:`topology_bytes` exceeds FRACTION of the free
+    memory; the message names the need, its largest part, the limit and the largest n that fits."""
+    parts = topology_bytes(name, n, params, horizon, analysis, weights, **matrix)
+    need = sum(parts.values())
+    free = available_bytes()
+    limit = FRACTION * free
+    if need <= limit:
+        return
+    what = max(parts, key=parts.get)
+    label = "a matrix" if name == "matrix" else name
+    if name == "matrix":
+        fix = "analyse a smaller matrix, or a symmetric sparse one (Lanczos path)"
+    else:
+        def fits(m):
+            return sum(topology_bytes(name, m, params, horizon, analysis, weights, **matrix).values()) <= limit
+
+        lo, hi = 1, n  # the largest m that fits, by bisection (the estimate grows with n)
+        while hi - lo > 1:
+            mid = (lo + hi) // 2
+            lo, hi = (mid, hi) if fits(mid) else (lo, mid)
+        scale = 10 ** max(0, len(str(lo)) - 3)
+        lo = lo // scale * scale  # "about": three significant digits, rounded down (still fits)
+        by_rounds = "round" in what
+        fix = (f"the largest n that fits is about {lo:,}" + (f" at horizon {horizon}" if by_rounds else "")
+               + ": lower n" + (" or the horizon" if by_rounds else "")) if lo >= 2 else "lower the horizon"
+    raise ValueError(f"n = {n:,} needs about {_gb(need)} for {label} (mostly {what}: {_gb(parts[what])}), more than "
+                     f"the {_gb(limit)} it may use ({FRACTION:.0%} of the {_gb(free)} of memory available); {fix}")
