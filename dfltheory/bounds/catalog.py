@@ -39,6 +39,9 @@ def catalog() -> dict[str, Theorem]:
 def get(theorem_id: str) -> Theorem:
     """The theorem with this id; a clear error lists the close matches or the valid ids."""
     cat = catalog()
+    if not isinstance(theorem_id, str):
+        raise TypeError(f"a theorem id is a string such as 'dfedsam.thm4.1', got {theorem_id!r}; list the ids with "
+                        "dfltheory.bounds.ids() or `dfltheory bounds list`")
     if theorem_id in cat:
         return cat[theorem_id]
     import difflib

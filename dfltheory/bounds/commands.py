@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 import math
 
@@ -34,8 +35,10 @@ def register(subparsers) -> None:
 
     p = subparsers.add_parser(
         "check", help="evaluate a bound and check hyper-parameters against its conditions",
-        description="Evaluate theorem ID at the given values and give a verdict on each of its conditions. "
-                    "Topology constants (lambda, psi, C, q, delta, m) can come from a named topology.")
+        description="Evaluate theorem ID at the given values and give a verdict on each of its conditions, the "
+                    "paper's and those the toolkit derived. Topology constants (lambda, psi, C, q, delta, m) can "
+                    "come from a named topology.",
+        epilog=CHECK_EXIT_CODES, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("id", help="theorem id, e.g. dfedsam.thm4.1 (see `dfltheory bounds list`)")
     p.add_argument("--set", nargs="+", default=[], metavar="NAME=VALUE", help="values, e.g. eta=0.01 K=5 T=1000")
     p.add_argument("--topology", help="take topology constants from this topology, NAME or NAME:key=value,... "
@@ -45,9 +48,22 @@ def register(subparsers) -> None:
     p.add_argument("--seed", type=int, default=0, help="seed of random topologies")
     p.add_argument("--push-sum", choices=("theory", "measured"), default="theory",
                    help="push-sum C and q: the cited lemma's (theory) or fitted over the horizon (measured)")
-    p.add_argument("--solve", metavar="NAME", help="also print the admissible range of NAME given the others")
+    p.add_argument("--conditions", choices=("all", "paper"), default="all",
+                   help="which conditions decide whether the value is a bound and bound --solve: 'all' (the "
+                        "paper's and the toolkit's derived ones, default) or 'paper' (the paper's alone); both "
+                        "verdicts are printed either way")
+    p.add_argument("--solve", metavar="NAME", help="also print the admissible range of NAME given the others, "
+                   "under the paper's conditions and under all of them")
     p.add_argument("--json", action="store_true", help="machine-readable output (stable keys, see docs)")
     p.set_defaults(func=_check)
+
+
+#: Exit codes of ``dfltheory check`` (also in its --help).
+CHECK_EXIT_CODES = """exit codes:
+  0  every selected condition holds: the value is a bound
+  1  a selected condition is violated: the value is no bound (the formula can even be negative there)
+  2  bad input (unknown theorem or symbol, a value outside its domain, ...): one line on stderr
+  3  no selected condition is violated, but some cannot be decided: give the values they name"""
 
 
 def parse_assignments(items: list[str]) -> dict[str, float]:
@@ -119,7 +135,7 @@ def _experiments(args) -> int:
         for setting in getattr(importlib.import_module(f"dfltheory.bounds.{paper}"), "EXPERIMENTS", ()):
             name = args.free or setting.free[0]
             out.append({"id": setting.id, "theorem": setting.theorem, "description": setting.description,
-                        "values": dict(setting.values), "free": name,
+                        "values": dict(setting.values), "free": name, "findings": list(setting.findings),
                         "conditions": violations(setting, name)})
     if args.json:
         print(json.dumps(out, indent=1, default=str))
@@ -134,7 +150,9 @@ def _experiments(args) -> int:
                 verdict = "undecided (needs " + ", ".join(c["missing"]) + ")"
             else:
                 verdict = "holds" if c["holds"] else "VIOLATED"
-            print(f"    {c['relation']:<44} {verdict}   [{c['text']}]")
+            print(f"    {c['origin']:<7} {c['relation']:<44} {verdict}   [{c['text']}]")
+        for finding in s["findings"]:
+            print(f"  FINDING: {finding}")
         print()
     return 0
 
@@ -146,11 +164,10 @@ def _fmt(x) -> str:
 def _check(args) -> int:
     from dfltheory.bounds import get, topology_values
     from dfltheory.topology.commands import jsonable
-    from dfltheory.bounds.theorem import interval_text
 
     thm = get(args.id)
     values = parse_assignments(args.set)
-    topo_report = None
+    topo_report = topo = None
     if args.topology:
         topo, topo_report = topology_values(thm, args.topology, args.n, args.weights, args.seed,
                                             Q=int(values.get("Q", 1)), push_sum=args.push_sum,
@@ -159,35 +176,39 @@ def _check(args) -> int:
         if clash:
             raise ValueError(f"{sorted(clash)} given with --set and also by --topology {args.topology}; give one")
         values.update(topo)
-    result = thm.check(**values)
+    result = thm.check(conditions=args.conditions, **values)
     solved = None
     if args.solve:
         others = {k: v for k, v in values.items() if k != args.solve}
-        region = thm.admissible(args.solve, **others)
-        solved = {"name": args.solve, "admissible": interval_text(region, args.solve) if not region.is_empty else "none",
-                  "largest": thm.largest(args.solve, **others) if not region.is_empty else None,
-                  "smallest": thm.smallest(args.solve, **others) if not region.is_empty else None}
+        solved = {which: thm.solve(args.solve, which, **others) for which in ("paper", "all")}
     if args.json:
         out = result.to_dict()
         if topo_report is not None:
             out["topology"] = jsonable({k: v for k, v in topo_report.items()
                                          if isinstance(v, (int, float, str, bool))})
         if solved:
-            out["solve"] = solved
+            out["solve"] = {**solved[args.conditions].to_dict(),
+                            "paper": solved["paper"].to_dict(), "all": solved["all"].to_dict()}
         print(json.dumps(out, indent=1))
-        return 0
+        return _exit_code(result)
     print(f"{thm.id}: {thm.title}")
     print(f"  bounds {thm.quantity}" + ("  [O(.) taken with constants 1]" if thm.big_o else ""))
     if args.topology:
-        print(f"  topology {args.topology}, n = {args.n}, weights {args.weights}"
+        print(f"  topology {args.topology}, n = {args.n}, weights {topo_report['weights']}"
               + (f", push-sum constants {args.push_sum}" if {"C", "q"} & set(topo) else "") + ": "
               + ", ".join(f"{k} = {_fmt(v)}" for k, v in values.items() if k in topo))
-    print(f"  value: {_fmt(result.value)}" + (f"   ({result.infinite_reason})" if result.infinite_reason else "")
-          + ("   (not a bound here: conditions are violated)" if result.violated else ""))
+    extra = f"   ({result.infinite_reason})" if result.infinite_reason else ""
+    if result.is_bound:
+        print(f"  value: {_fmt(result.value)}{extra}")
+    else:
+        print(f"  NO BOUND here: {'the paper' if args.conditions == 'paper' else 'a'} condition marked FAIL is "
+              f"violated, so the theorem says nothing at these values (its formula gives {_fmt(result.value)}, "
+              "which bounds nothing)")
     for name, v in result.terms.items():
         mark = "  <- dominant" if name == result.dominant_term else ""
         print(f"    {name:>16} = {_fmt(v)}{mark}")
-    print("  conditions:")
+    print(f"  conditions (deciding: {'the paper' + chr(39) + 's' if args.conditions == 'paper' else 'all'}; "
+          "`paper` = stated by the paper, `derived` = added by the toolkit, with why):")
     for v in result.conditions:
         if v.holds is None:
             status, detail = "  ?  ", "undecidable: give " + ", ".join(v.missing) if v.missing else "undecidable"
@@ -195,7 +216,19 @@ def _check(args) -> int:
             status = " ok  " if v.holds else "FAIL "
             rel = f", {100 * v.relative_margin:+.3g}% of the threshold" if v.relative_margin is not None else ""
             detail = f"margin {v.margin:+.4g}{rel}"
-        print(f"   [{status}] {v.relation:<44} {detail}   ({v.text})")
+        print(f"   [{status}] {v.origin:<7} {v.relation:<44} {detail}   ({v.text})")
+        if v.why:
+            print(f"{'':18}why: {v.why}")
+    print(f"  verdict: {result.summary()}")
     if solved:
-        print(f"  admissible: {solved['admissible']}")
-    return 0 if result.ok else 1
+        for which, label in (("paper", "paper's conditions"), ("all", "all conditions    ")):
+            sol = solved[which]
+            largest = "" if sol.empty else f"   largest {_fmt(sol.largest)}"
+            print(f"  admissible under {label}: {sol.text()}{largest}   [{sol.method}]")
+    return _exit_code(result)
+
+
+def _exit_code(result) -> int:
+    if result.violated:
+        return 1
+    return 3 if result.undecided else 0

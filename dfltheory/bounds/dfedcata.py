@@ -125,20 +125,25 @@ def _thm1_conditions(b) -> tuple[Condition, ...]:
         Condition(eta * lam_pen < 1, "C1: 0 <= eta*lam_pen < 1 (Lemma 2: gamma = 1-(1-eta*lam_pen)^K in (0,1))",
                   _src("L57-58, L268", "Theorem 1 'it is obvious that 0 < gamma < 1'", card, "RECONSTRUCTED")),
         Condition(eta <= 1 / (2 * sp.sqrt(2) * K * L), "C2: eta <= 1/(2 sqrt(2) K L) (local drift)",
-                  _src("L307", "'when eta <= ..., we can ensure'", card, "DERIVED")),
+                  _src("L307", "'when eta <= ..., we can ensure'", card, "DERIVED"), origin="derived",
+                  why="the paper's learning-rate conditions are lost (seed L311-316); the toolkit's reconstruction of Theorem 1 (card 6.3) needs it for the local drift"),
         Condition(8 * eta * K * L * B <= 1, "C3: eta <= 1/(8 K L B) (absorbs the B^2||grad f||^2 part of A3)",
-                  _src("L311", "one of the three learning-rate bounds", card, "DERIVED")),
+                  _src("L311", "one of the three learning-rate bounds", card, "DERIVED"), origin="derived",
+                  why="the paper's conditions are lost; the reconstruction (card 6.3) needs it to absorb the B^2||grad f||^2 part of A3"),
         Condition(2 * L * ETA_T <= 1 - b, "C4: eta_t/(1-beta) <= 1/(2L) (descent step)",
-                  _src("L311", "one of the three learning-rate bounds", card, "DERIVED")),
+                  _src("L311", "one of the three learning-rate bounds", card, "DERIVED"), origin="derived",
+                  why="the paper's conditions are lost; the reconstruction (card 6.3) needs it for the descent step"),
     ]
     if b != 0:
         out += [
             Condition(4 * sp.sqrt(2) * L * b**2 * ETA_T <= (1 - b) ** 2,
                       "C5: eta_t/(1-beta) <= (1-beta)/(4 sqrt(2) L beta^2) (closes the velocity recursion, Lemma 5)",
-                      _src("L311", "one of the three learning-rate bounds", card, "DERIVED")),
+                      _src("L311", "one of the three learning-rate bounds", card, "DERIVED"), origin="derived",
+                      why="the paper's conditions are lost; the reconstruction (card 6.3) needs it to close the velocity recursion of Lemma 5"),
             Condition(16 * sp.sqrt(3) * L * b**2 * B * ETA_T <= (1 - b) ** 2,
                       "C6: eta_t/(1-beta) <= (1-beta)/(16 sqrt(3) L beta^2 B) (absorbs the grad-f feedback)",
-                      _src("L311", "one of the three learning-rate bounds", card, "DERIVED")),
+                      _src("L311", "one of the three learning-rate bounds", card, "DERIVED"), origin="derived",
+                      why="the paper's conditions are lost; the reconstruction (card 6.3) needs it to absorb the grad-f feedback"),
         ]
     return tuple(out)
 
@@ -237,7 +242,7 @@ THM1_INVPEN = Theorem(
     variables=_vars(*[n for n in _T1_VARS if n != "lam_pen"], "lam_pen_inv"),
     source=_src("L256-270", "Lemma 2/3 prose (copied from DFedADMM seed 004)", "§3.1 caveat, §11.3", "INTERP"),
     conditions=tuple(Condition(cd.relation.subs(_T1_INV_SUB), cd.text.replace("eta*lam_pen < 1", "eta < lambda"),
-                               cd.source) for cd in _thm1_conditions(beta)),
+                               cd.source, cd.origin, cd.why) for cd in _thm1_conditions(beta)),
     assumptions=_ASSUMPTIONS,
     variant="penalty 1/(2 lambda)", variant_of="dfedcata.thm1",
     notes=(
@@ -291,16 +296,21 @@ def _cor_conditions(b) -> tuple[Condition, ...]:
     card = "§6.3(d)"
     src = _src("L59", "'by selecting the proper learning rate'", card, "DERIVED")
     out = [
-        Condition(c * lam_pen < L * K * sp.sqrt(T), "C1 at the schedule: c lam_pen < L K sqrt(T)", src),
-        Condition(T >= 8 * c**2, "C2 at the schedule: T >= 8 c^2", src),
-        Condition(T >= 64 * c**2 * B**2, "C3 at the schedule: T >= 64 c^2 B^2", src),
-        Condition(T * (1 - b) ** 2 >= 4 * c**2, "C4 at the schedule: T >= 4 c^2/(1-beta)^2", src),
+        Condition(c * lam_pen < L * K * sp.sqrt(T), "C1 at the schedule: c lam_pen < L K sqrt(T)", src, origin="paper"),
+        Condition(T >= 8 * c**2, "C2 at the schedule: T >= 8 c^2", src, origin="derived",
+                  why="C2 of the reconstructed Theorem 1 under the schedule"),
+        Condition(T >= 64 * c**2 * B**2, "C3 at the schedule: T >= 64 c^2 B^2", src, origin="derived",
+                  why="C3 of the reconstructed Theorem 1 under the schedule"),
+        Condition(T * (1 - b) ** 2 >= 4 * c**2, "C4 at the schedule: T >= 4 c^2/(1-beta)^2", src, origin="derived",
+                  why="C4 of the reconstructed Theorem 1 under the schedule"),
     ]
     if b != 0:
         out += [
-            Condition(T * (1 - b) ** 4 >= 32 * c**2 * b**4, "C5 at the schedule: T >= 32 c^2 beta^4/(1-beta)^4", src),
+            Condition(T * (1 - b) ** 4 >= 32 * c**2 * b**4, "C5 at the schedule: T >= 32 c^2 beta^4/(1-beta)^4", src, origin="derived",
+                      why="C5 of the reconstructed Theorem 1 under the schedule"),
             Condition(T * (1 - b) ** 4 >= 768 * c**2 * b**4 * B**2,
-                      "C6 at the schedule: T >= 768 c^2 beta^4 B^2/(1-beta)^4", src),
+                      "C6 at the schedule: T >= 768 c^2 beta^4 B^2/(1-beta)^4", src, origin="derived",
+                      why="C6 of the reconstructed Theorem 1 under the schedule"),
         ]
     return tuple(out)
 
@@ -409,8 +419,17 @@ def _thm2_conditions() -> tuple[Condition, ...]:
     return (
         Condition(2 * sp.sqrt(2) * c * L <= 1,
                   "eta_{1,0} = c/K meets C2 of Theorem 1: c L <= 1/(2 sqrt(2)) ('all conditions in the optimization "
-                  "process satisfied')", _src("L67", "Theorem 2 hypothesis", "§6.5(c)", "DERIVED")),
+                  "process satisfied')", _src("L67", "Theorem 2 hypothesis", "§6.5(c)", "DERIVED"),
+                  why="the card's reading of 'let all conditions in the optimization process be satisfied': C2 of the "
+                      "reconstructed Theorem 1 at the first step c/K; the paper's own conditions are lost"),
     )
+
+
+#: eq. (3) is the first display minimized over t_0; that minimum is attained at a round only where t_0* <= T.
+_T0_IN_RANGE = Condition(
+    T0_STAR <= T, "t_0* = (2 c G^2 Gamma T^{cL}/(K U))^{1/(cL+1)} <= T: eq. (3) minimizes the first display over "
+    "t_0, which must be a round in [0, T]; past T, eq. (3) is below every value the first display takes for "
+    "t_0 = 1..T", _src("L67-70", "'let t_0 be a specific round'", "§6.5(c)", "RECONSTRUCTED"))
 
 
 THM2_T0 = Theorem(
@@ -437,7 +456,7 @@ THM2 = Theorem(
     terms={"stability": _EPS_GEN},
     variables=_vars("K", "U", "S", "G_lip", "Gamma_lam", "L", "T", "c"),
     source=_src(_THM2_SRC_LINES, "eq. (3) (lost)", "§6.5(a)-(c)", "RECONSTRUCTED"),
-    conditions=_thm2_conditions(),
+    conditions=_thm2_conditions() + (_T0_IN_RANGE,),
     assumptions=_THM2_ASSUMPTIONS,
     notes=_THM2_NOTE + " Equal to dfedcata.thm2.t0 at t_0 = T0_STAR = (2 c G^2 Gamma T^{cL}/(K U))^{1/(cL+1)}.",
 )
@@ -450,7 +469,8 @@ THM2_PLACEHOLDER = Theorem(
     terms={"stability": _EPS_GEN.subs(Gamma, _GAMMA_PLACEHOLDER)},
     variables=_vars("K", "U", "S", "G_lip", "kappa_lam", "lam", "L", "T", "c"),
     source=_src("L68, L72, L363-379", "kappa_lambda (lost)", "§5 kappa_lambda, §6.5(b)", "INTERP"),
-    conditions=_thm2_conditions(),
+    conditions=_thm2_conditions() + (Condition(_T0_IN_RANGE.relation.subs(Gamma, _GAMMA_PLACEHOLDER), _T0_IN_RANGE.text,
+                                                 _T0_IN_RANGE.source),),
     assumptions=_THM2_ASSUMPTIONS,
     variant="Gamma placeholder", variant_of="dfedcata.thm2",
     notes=_THM2_NOTE + (" Speculative placeholder 'for numerics only' (card §6.5(b)); kappa_lam comes from "

@@ -114,33 +114,42 @@ _T3 = Condition(eta_v <= 1 / (2 * K_v * L_v), "eta_v <= 1/(2 K_v L_v), Lemma 1's
                 _src("L478", "Lemma 1", "§6.1 (c), §6.6 T3"))
 _T4 = Condition(8 * K_u * (K_u + 1) * eta_u**2 * L_u**2 * C**2 < (1 - q) ** 2,
                 "8 K_u (K_u+1) eta_u^2 L_u^2 C^2 < (1-q)^2: denominator of AA (19) positive, AA finite and > 0",
-                _src("L556, L590", "(19), AA", "§6.3 (c), §6.6 T4", "DERIVED"))
+                _src("L556, L590", "(19), AA", "§6.3 (c), §6.6 T4", "DERIVED"), origin="derived",
+                why="keeps AA of (19) finite and positive; the paper does not state it")
 _T4_13 = Condition(8 * K_u * eta_u**2 * L_u**2 * C**2 < (1 - q) ** 2,
                    "8 K_u eta_u^2 L_u^2 C^2 < (1-q)^2: denominator of (13) positive",
-                   _src("L522", "(13)", "§6.3 (c)", "DERIVED"))
+                   _src("L522", "(13)", "§6.3 (c)", "DERIVED"), origin="derived",
+                   why="keeps the denominator of (13) positive; the paper does not state it")
 _T5 = Condition(COEF_U < 0, "coefficient of E[Delta_ubar^t] in (32) negative (u-descent)",
-                _src("L638", "(32)", "§6.4 (c), §6.6 T5", "DERIVED"))
+                _src("L638", "(32)", "§6.4 (c), §6.6 T5", "DERIVED"), origin="derived",
+                why="(32) is a descent inequality only when this coefficient is negative (card §6.4); the paper does not state it")
 _T6 = Condition(eta_v * K_v < 1 / (8 * (L_v + 1)),
                 "eta_v K_v < 1/(8 (L_v+1)): coefficient of E[Delta_v^t] in (32) negative (v-descent)",
-                _src("L639", "(32)", "§6.4 (c), §6.6 T6", "DERIVED"))
+                _src("L639", "(32)", "§6.4 (c), §6.6 T6", "DERIVED"), origin="derived",
+                why="(32) is a descent inequality only when the coefficient of E[Delta_v^t] is negative (card §6.4); the paper does not state it")
 _T7 = Condition(C**2 < (1 - q) ** 2 * T,
                 "C^2 << (1-q)^2 T, read as C^2 < (1-q)^2 T (the paper's informal '<<' is stronger)",
                 _src("L643", "before (33)", "§6.6 T7, §11 A14", "INTERP"))
 _KU2 = Condition(K_u >= 2, "K_u >= 2: Lemma 2 divides by K_u - 1",
-                 _src("L511-518", "(12)", "§6.2 (c), §6.6 T9", "DERIVED"))
+                 _src("L511-518", "(12)", "§6.2 (c), §6.6 T9", "DERIVED"), origin="derived",
+                 why="Lemma 2's proof divides by K_u - 1 (card §6.2); the paper states no lower bound")
 _KV2 = Condition(K_v >= 2, "K_v >= 2: Lemma 1 divides by K_v - 1",
-                 _src("L484-490", "(8)-(9)", "§6.1 (c), §6.6 T9", "DERIVED"))
+                 _src("L484-490", "(8)-(9)", "§6.1 (c), §6.6 T9", "DERIVED"), origin="derived",
+                 why="Lemma 1's proof divides by K_v - 1 (card §6.1); the paper states no lower bound")
 _T5_FIRST = Condition(eta_u * (8 * L_vu**2 * C**2 * (K_u + 1) / (1 - q) ** 2 + 5 * L_u) < 1,
                       "eta_u (8 L_vu^2 C^2 (K_u+1)/(1-q)^2 + 5 L_u) < 1: necessary for coef_u < 0 when AA > 0 "
                       "(AA >= 8 K_u eta_u^2 C^2 (K_u+1)/(1-q)^2 and the other terms of coef_u are >= 0)",
-                      _src("L638", "(32)", "§6.6 (c) T5 at leading order", "DERIVED"))
+                      _src("L638", "(32)", "§6.6 (c) T5 at leading order", "DERIVED"), origin="derived",
+                      why="necessary for the u-descent coefficient to be negative")
 _U_BINDS = Condition(eta_u * K_u * L_u / 2 <= (eta_v * K_v - 8 * eta_v**2 * K_v**2 * (L_v + 1)) * L_v,
                      "eta_u K_u L_u/2 <= -coef_v L_v: sufficient (given AA >= 0) for -coef_u L_u <= -coef_v L_v, "
                      "i.e. for kappa = -coef_u L_u",
-                     _src("L638-639", "(32)", "§6.5", "DERIVED"))
+                     _src("L638-639", "(32)", "§6.5", "DERIVED"), origin="derived",
+                     why="makes kappa = -coef_u L_u in the explicit form")
 _LAM_POS = Condition(m * D ** (-E_EXP) < 1,
                      "m D^-((K_u+1) Delta B) < 1: lambda = 1 - m D^-((K_u+1) Delta B) of Lemma 3 positive",
-                     _src("L525", "Lemma 3 proof", "§5.6", "DERIVED"))
+                     _src("L525", "Lemma 3 proof", "§5.6", "DERIVED"), origin="derived",
+                     why="the cited lemma's lambda must be positive for q to be a rate; the paper does not say so")
 
 _LEMMA_CONDS = (_T2, _T1P, _T4, _T3, _KU2, _KV2)  # what (32) needs: Lemmas 1-3
 _THEOREM_CONDS = (_T1, _T1P, _T2, _T3, _T4, _T5, _T6, _T7, _KU2, _KV2)
@@ -442,7 +451,8 @@ THEOREMS: tuple[Theorem, ...] = (
         variables=_V_PS[:4],
         source=_src("L159, L525", "Remark 2 / Lemma 3 proof", "§5.7", "INTERP"),
         conditions=(Condition(m * D ** (-Delta * Bc) < 1, "a < 1, i.e. m < D^{Delta B} (lambda > 0)",
-                              _src("L159", "Remark 2", "§5.7", "DERIVED")),),
+                              _src("L159", "Remark 2", "§5.7", "DERIVED"), origin="derived",
+                              why="the cited lemma's lambda must be positive; the paper does not say so"),),
         assumptions=("Assumption 1",), variant="SGP constants", variant_of="dfedpgp.rem2",
         notes="Invalid for well-connected graphs: m=100, D=11, Delta=1 gives a = 100/11 > 1 (lambda = -8.09).",
     ),

@@ -97,11 +97,12 @@ _ETA_10 = Condition(eta <= 1 / (10 * K * L), "0 < eta <= 1/(10KL) (Theorem 4.1's
 _ETA_4 = Condition(eta <= 1 / (4 * K * L), "eta <= 1/(4KL) (Lemma D.3, used through Lemma E.1; implied by "
                    "eta <= 1/(10KL))", _src("L323", "Lemma D.3", "6.6 (c)3"))
 _DEN_POS = Condition(DEN > 0, "eta K - 32 eta^3 K^2 L^2 > 0: the bound is positive and finite (implied by "
-                     "eta <= 1/(10KL))", _src("L124", "eq. (7)", "6.6 (c)2", "DERIVED"))
+                     "eta <= 1/(10KL))", _src("L124", "eq. (7)", "6.6 (c)2", "DERIVED"), origin="derived",
+                     why="keeps the bound's denominator positive; implied by the paper's eta <= 1/(10KL), so it never changes a verdict")
 _THM_CONDS = (_ETA_10, _DEN_POS, _ETA_4)
 _T_LARGE = Condition(T >= 100 * c**2 * K, "T >= 100 c^2 K: the schedule eta = c/(L sqrt(KT)) meets "
                      "eta <= 1/(10KL) (the proof also asks for it, seed L544)",
-                     _src("L544", "Corollary 4.1.1 proof", "10 item 12", "DERIVED"))
+                     _src("L544", "Corollary 4.1.1 proof", "10 item 12", "DERIVED"), origin="paper")
 _SIGMA_BETA = Condition(sigma_g <= beta_h, "sigma_g <= beta (Definition 2 / Assumption 2: sigma_g^2 <= beta^2); "
                         "the corollaries replace sigma_g by beta", _src("L112, L552", "Definition 2", "4"))
 _Q_GT_1 = Condition(Q > 1, "Q > 1 (DFedSAM-MGS; Corollary 4.1.2 and proof E.3)", _src("L138, L335", "", "6.8"))
@@ -189,7 +190,8 @@ def _repaired(a: int, consensus: bool) -> dict[str, sp.Expr]:
 def _den_cond(a: int) -> Condition:
     den = eta * K - 32 * a * eta**3 * K**3 * L**2
     return Condition(den > 0, f"eta K - {32 * a} eta^3 K^3 L^2 > 0: the repaired bound is positive and finite "
-                     "(implied by eta <= 1/(10KL))", _src("L524, L536", "(22), (24) repaired", "6.9", "DERIVED"))
+                     "(implied by eta <= 1/(10KL))", _src("L524, L536", "(22), (24) repaired", "6.9", "DERIVED"), origin="derived",
+                     why="keeps the repaired bound's denominator positive; implied by the paper's eta <= 1/(10KL)")
 
 
 THM41_CORRECTED = _thm(
@@ -414,7 +416,8 @@ LEM_E1 = _thm(
 
 _CONS = "(1/m) sum_i E||x^t(i) - x_bar^t||^2 (printed with x^{t,k}(i); the proof bounds x^t(i)), every t"
 _ETA_E = Condition(eta <= 1 / (10 * K * L), "eta <= 1/(10KL): the lemma says 'any eta > 0' but its proof uses "
-                   "Lemma E.1, which needs it", _src("L375, L421", "Lemma E.2 proof", "11 item 11", "DERIVED"))
+                   "Lemma E.1, which needs it", _src("L375, L421", "Lemma E.2 proof", "11 item 11", "DERIVED"), origin="derived",
+                   why="the lemma says 'any eta > 0', but its proof uses Lemma E.1, which needs eta <= 1/(10KL) (seed L375, L421)")
 LEM_E2 = _thm(
     "dfedsam.lemE.2", "Lemma E.2: consensus error of DFedSAM (Q = 1)",
     {"consensus": C2 * eta**2 * PHI_E2}, _vars("K", "L", "eta", "rho", "sigma_g", "sigma_l", "B", "lam"),

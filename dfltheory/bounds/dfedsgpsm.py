@@ -84,12 +84,14 @@ _lr_proof = Condition(sp.StrictLessThan(eta, 1 / (K * L)), "eta_l < 1/(K L), ass
                       _src("L409", "proof of Lemma 5", "6.5, 11-6"))
 _descent = Condition(sp.StrictLessThan(L * eta * alpha_tilde, 1),
                      "L eta alpha_tilde < 1: what 'alpha_tilde eta - L eta^2 alpha_tilde^2 > 0' really needs",
-                     _src("L409", "proof of Lemma 5", "6.5, 11-6", "DERIVED"))
+                     _src("L409", "proof of Lemma 5", "6.5, 11-6", "DERIVED"), origin="derived",
+                     why="the descent step of Lemma 5's proof (seed L409) needs alpha_tilde eta - L eta^2 alpha_tilde^2 > 0, which the paper's eta_l < delta/(8LK) does not give")
 _alpha_pos = Condition(sp.StrictGreaterThan(alpha, 0, evaluate=False), "0 < alpha (Lemma 2)",
                        _src("L315", "Lemma 2", "6.2(c)"))
 _alpha_lt1 = Condition(sp.StrictLessThan(alpha, 1), "alpha < 1 (Lemma 2)", _src("L315", "Lemma 2", "6.2(c)"))
 _K2 = Condition(sp.GreaterThan(K, 2), "K >= 2: Lemma 3 uses 1/(K-1) and (1 + 1/(K-1))^K <= 5",
-                _src("L344-355", "proof of Lemma 3", "6.3(c)", "DERIVED"))
+                _src("L344-355", "proof of Lemma 3", "6.3(c)", "DERIVED"), origin="derived",
+                why="Lemma 3's proof divides by K - 1 (seed L344-355); the paper states no lower bound on K")
 _q1 = Condition(sp.StrictLessThan(q, 1), "q in [0, 1) (Theorem 1; (0, 1) in Lemmas 4-5)",
                 _src("L132, L361", "Theorem 1", "6.6(c), 11-9"))
 
@@ -97,12 +99,13 @@ THM1_CONDITIONS = (_lr, _lr_proof, _descent, _alpha_pos, _alpha_lt1, _K2, _q1)
 COR1_CONDITIONS = (
     Condition(sp.StrictGreaterThan(T, 64 * c**2 / delta**2),
               "T > 64 c^2/delta^2: eta < delta/(8LK) under eta = c/(L K sqrt(T))",
-              _src("L132, L140", "Theorem 1 + Corollary 1", "6.7(c)", "DERIVED")),
+              _src("L132, L140", "Theorem 1 + Corollary 1", "6.7(c)", "DERIVED"), origin="paper"),
     Condition(sp.StrictLessThan(c / sp.sqrt(T), 1), "c/sqrt(T) < 1: eta < 1/(KL) under the schedule",
-              _src("L409, L140", "proof of Lemma 5 + Corollary 1", "6.7(c)", "DERIVED")),
+              _src("L409, L140", "proof of Lemma 5 + Corollary 1", "6.7(c)", "DERIVED"), origin="paper"),
     Condition(sp.StrictLessThan(c * alpha_tilde / (K * sp.sqrt(T)), 1),
               "c alpha_tilde/(K sqrt(T)) < 1: descent positivity under the schedule",
-              _src("L409, L140", "proof of Lemma 5 + Corollary 1", "6.7(c)", "DERIVED")),
+              _src("L409, L140", "proof of Lemma 5 + Corollary 1", "6.7(c)", "DERIVED"), origin="derived",
+              why="the derived descent condition L eta alpha_tilde < 1 under the schedule"),
     _alpha_lt1, _K2, _q1,
 )
 
@@ -359,7 +362,8 @@ REM1_SGP = Theorem(
     source=_src("L146, L363", "Remark 1 via Assran et al. 2019 Lemma 3", "5.3, 11-13", "INTERP"),
     conditions=(Condition(sp.StrictLessThan(S["n"] * S["D"] ** (-_DB), 1),
                           "n D^(-Delta Bw) < 1, else SGP's lambda = 1 - n D^(-Delta Bw) <= 0 and q is void",
-                          _src("L146", "Remark 1", "5.3", "DERIVED")),),
+                          _src("L146", "Remark 1", "5.3", "DERIVED"), origin="derived",
+                          why="the cited lemma's lambda = 1 - n D^(-Delta Bw) must be positive for q to be a rate; the paper does not say so"),),
     variant="sgp", variant_of="dfedsgpsm.rem1",
     notes="a^(Delta Bw) = n D^(-Delta Bw), i.e. a = n^(1/(Delta Bw))/D: SGP's lambda = 1 - n D^(-Delta Bw), "
           "q = lambda^(1/(Delta Bw + 1)) (card's recollection of Assran et al. 2019, to verify). For the paper's "

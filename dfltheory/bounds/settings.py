@@ -13,14 +13,18 @@ from dataclasses import dataclass, field
 import sympy as sp
 
 from dfltheory.bounds.catalog import get
-from dfltheory.bounds.theorem import Check, Source, interval_text
+from dfltheory.bounds.solve import solve
+from dfltheory.bounds.theorem import Check, Condition, Source
 
 __all__ = ["ExperimentSetting", "violations"]
 
 
 @dataclass(frozen=True)
 class ExperimentSetting:
-    """Hyper-parameters of one of a paper's experiments, tied to the theorem whose conditions they should meet."""
+    """Hyper-parameters of one of a paper's experiments, tied to the theorem whose conditions they should meet.
+
+    ``findings`` are what the toolkit found about the setting itself (e.g. DFedADMM's eta_l = lambda, which makes
+    the local steps restart), printed by ``dfltheory bounds experiments``."""
 
     id: str
     paper: str
@@ -31,6 +35,7 @@ class ExperimentSetting:
     topology: str | None = None
     notes: str = ""
     free: tuple[str, ...] = field(default=("L",))
+    findings: tuple[str, ...] = ()
 
     def check(self, **constants) -> Check:
         """The theorem's check at the setting's values plus the given constants."""
@@ -44,6 +49,9 @@ def violations(setting: ExperimentSetting, name: str = "L", **constants) -> list
     ``name`` are decided directly (``holds`` True/False, or None when values are missing).
     """
     thm = get(setting.theorem)
+    if name not in thm.symbols:
+        raise ValueError(f"--free {name}: {name!r} is not a symbol of {thm.id}; choose one of "
+                         + ", ".join(f"{n} ({v.meaning})" for n, v in sorted(thm.symbols.items())))
     var = thm.symbols[name]
     x = var.symbol
     known = {**setting.values, **constants}
@@ -53,15 +61,14 @@ def violations(setting: ExperimentSetting, name: str = "L", **constants) -> list
     for cond in thm.conditions:
         rel = cond.relation.subs(subs)
         missing = sorted(str(s) for s in rel.free_symbols - {x})
-        entry = {"text": cond.text, "relation": sp.sstr(cond.relation), "missing": missing}
+        entry = {"text": cond.text, "relation": sp.sstr(cond.relation), "origin": cond.origin, "missing": missing}
         if missing:
             entry.update(holds=None, violated_for=None)
         elif x not in rel.free_symbols:
             entry.update(holds=bool(rel), violated_for=None if bool(rel) else f"all {name}")
         else:
-            ok = sp.solveset(rel, x, domain=var.interval())
-            bad = var.interval() - ok
-            entry.update(holds=None if bad != sp.EmptySet else True,
-                         violated_for=None if bad == sp.EmptySet else interval_text(bad, name))
+            broken = Condition(cond.relation.negated, cond.text, cond.source, cond.origin, cond.why)
+            bad = solve(var, [broken], {k: float(v) for k, v in known.items() if k in cond.names})
+            entry.update(holds=None if not bad.empty else True, violated_for=None if bad.empty else bad.text())
         out.append(entry)
     return out

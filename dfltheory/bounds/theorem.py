@@ -20,9 +20,11 @@ from functools import cached_property
 import numpy as np
 import sympy as sp
 
+from dfltheory.bounds.solve import Solution, solve
 from dfltheory.bounds.symbols import DomainError, Var
 
-__all__ = ["Source", "Condition", "Verdict", "Check", "Theorem", "TAGS", "DomainError", "interval_text"]
+__all__ = ["Source", "Condition", "Verdict", "Check", "Theorem", "TAGS", "ORIGINS", "CONDITION_SETS", "DomainError",
+           "Solution", "interval_text"]
 
 #: Provenance tags, as the theorem cards use them.
 TAGS = {
@@ -68,19 +70,43 @@ def _margin_expr(rel: sp.core.relational.Relational) -> sp.Expr:
     raise TypeError(f"a condition must be an inequality (<, <=, >, >=), got {rel!r}")
 
 
+#: Where a condition comes from: the paper states it (or it is the paper's condition rewritten under a
+#: corollary's schedule, or a reading of a lost or ambiguous statement), or the toolkit derived it.
+ORIGINS = {
+    "paper": "stated by the paper (in a theorem, lemma or proof), or the paper's own condition under a schedule",
+    "derived": "added by the toolkit: the paper's proof needs it, or it keeps the bound finite; `why` says which",
+}
+
+#: What ``conditions=`` selects in :meth:`Theorem.check`, :meth:`Theorem.solve` and the command line.
+CONDITION_SETS = {"all": ("paper", "derived"), "paper": ("paper",)}
+
+
 @dataclass(frozen=True)
 class Condition:
-    """A hypothesis of a theorem as a sympy relation, with the paper's wording and source."""
+    """A hypothesis of a theorem as a sympy relation, with the paper's wording and source.
+
+    ``origin`` is ``"paper"`` or ``"derived"`` (see :data:`ORIGINS`); it defaults to ``"derived"`` for a source
+    tagged DERIVED or CORRECTED and to ``"paper"`` otherwise. A derived condition says ``why`` it is there.
+    """
 
     relation: sp.core.relational.Relational
     text: str
     source: Source | None = None
+    origin: str = ""
+    why: str = ""
 
     def __post_init__(self):
         if isinstance(self.relation, sp.logic.boolalg.BooleanAtom):
             raise ValueError(
                 f"condition {self.text!r} is trivially {self.relation} under the symbols' positivity assumptions; "
                 "build it with evaluate=False (e.g. sp.StrictGreaterThan(alpha, 0, evaluate=False)) or drop it")
+        if not self.origin:
+            tag = self.source.tag if self.source else "SEED"
+            object.__setattr__(self, "origin", "derived" if tag in ("DERIVED", "CORRECTED") else "paper")
+        if self.origin not in ORIGINS:
+            raise ValueError(f"condition {self.text!r}: origin {self.origin!r} is not one of {sorted(ORIGINS)}")
+        if self.origin == "derived" and not self.why:
+            raise ValueError(f"condition {self.text!r} is derived by the toolkit: say why (why='...')")
 
     @property
     def strict(self) -> bool:
@@ -126,11 +152,15 @@ class Verdict:
     margin: float | None
     relative_margin: float | None
     missing: tuple[str, ...] = ()
+    origin: str = "paper"
+    why: str = ""
 
     def to_dict(self) -> dict:
         return {
             "text": self.text,
             "relation": self.relation,
+            "origin": self.origin,
+            "why": self.why,
             "holds": self.holds,
             "margin": self.margin,
             "relative_margin": self.relative_margin,
@@ -140,7 +170,13 @@ class Verdict:
 
 @dataclass(frozen=True)
 class Check:
-    """Result of :meth:`Theorem.check`: the bound, its terms and a verdict per condition."""
+    """Result of :meth:`Theorem.check`: the formula's value, its terms and a verdict per condition.
+
+    ``conditions`` holds a verdict on every condition, the paper's and the derived ones (each verdict has its
+    ``origin``); ``selected`` (``"all"`` or ``"paper"``) names those that decide :attr:`ok` and :attr:`is_bound`.
+    Where a selected condition is violated the formula's ``value`` is **no bound** (it can even be negative):
+    :attr:`is_bound` is False and :attr:`dominant_term` is None.
+    """
 
     id: str
     quantity: str
@@ -149,34 +185,80 @@ class Check:
     conditions: tuple[Verdict, ...]
     infinite_reason: str | None = None
     values: dict[str, float] = field(default_factory=dict)
+    selected: str = "all"
+
+    def _chosen(self) -> tuple[Verdict, ...]:
+        return tuple(v for v in self.conditions if v.origin in CONDITION_SETS[self.selected])
 
     @property
     def ok(self) -> bool:
-        """True when every condition holds (undecidable ones count as not holding)."""
+        """True when every selected condition holds (undecidable ones count as not holding)."""
+        return all(v.holds is True for v in self._chosen())
+
+    @property
+    def paper_ok(self) -> bool:
+        """True when every condition the paper states holds."""
+        return all(v.holds is True for v in self.conditions if v.origin == "paper")
+
+    @property
+    def all_ok(self) -> bool:
+        """True when every condition, the paper's and the derived ones, holds."""
         return all(v.holds is True for v in self.conditions)
 
     @property
     def violated(self) -> tuple[Verdict, ...]:
-        return tuple(v for v in self.conditions if v.holds is False)
+        """The selected conditions that fail."""
+        return tuple(v for v in self._chosen() if v.holds is False)
+
+    @property
+    def undecided(self) -> tuple[Verdict, ...]:
+        """The selected conditions that cannot be decided (a value is missing or undefined)."""
+        return tuple(v for v in self._chosen() if v.holds is None)
+
+    @property
+    def is_bound(self) -> bool:
+        """False where a selected condition is violated: the value is then no bound on the quantity."""
+        return not self.violated
 
     @property
     def dominant_term(self) -> str | None:
+        """The largest term, where the value is a bound; None where it is not (or no term is defined)."""
         defined = {k: v for k, v in self.terms.items() if not np.isnan(v)}
-        return max(defined, key=defined.get) if defined else None
+        return max(defined, key=defined.get) if defined and self.is_bound else None
+
+    def summary(self) -> str:
+        """One line: whether the value is a bound, under the paper's conditions and under all of them."""
+        def verdict(group: tuple[Verdict, ...]) -> str:
+            bad = [v for v in group if v.holds is False]
+            unknown = [v for v in group if v.holds is None]
+            if bad:
+                return "violated (" + "; ".join(v.relation for v in bad) + ")"
+            if unknown:
+                return "undecided (give " + ", ".join(sorted({m for v in unknown for m in v.missing})) + ")"
+            return "all hold" if group else "none"
+
+        paper = tuple(v for v in self.conditions if v.origin == "paper")
+        derived = tuple(v for v in self.conditions if v.origin == "derived")
+        return f"paper's conditions: {verdict(paper)}; derived conditions: {verdict(derived)}"
 
     def to_dict(self) -> dict:
-        """JSON-ready dict with the stable keys ``id``, ``quantity``, ``value``, ``terms``, ``dominant_term``,
-        ``conditions`` (each ``text``, ``relation``, ``holds``, ``margin``, ``relative_margin``, ``missing``),
+        """JSON-ready dict with the stable keys ``id``, ``quantity``, ``value`` (the formula's value, a bound only
+        where ``is_bound``), ``is_bound``, ``terms``, ``dominant_term`` (null where no bound), ``conditions``
+        (each ``text``, ``relation``, ``origin``, ``why``, ``holds``, ``margin``, ``relative_margin``,
+        ``missing``), ``conditions_used`` (``all`` or ``paper``), ``paper_conditions_hold``,
         ``all_conditions_hold``, ``infinite_reason`` and ``values``. Infinite numbers are written as the
         string ``"inf"`` so that the output stays valid JSON."""
         return {
             "id": self.id,
             "quantity": self.quantity,
             "value": _json_number(self.value),
+            "is_bound": self.is_bound,
             "terms": {k: _json_number(v) for k, v in self.terms.items()},
             "dominant_term": self.dominant_term,
             "conditions": [v.to_dict() for v in self.conditions],
-            "all_conditions_hold": self.ok,
+            "conditions_used": self.selected,
+            "paper_conditions_hold": self.paper_ok,
+            "all_conditions_hold": self.all_ok,
             "infinite_reason": self.infinite_reason,
             "values": {k: _json_number(v) for k, v in self.values.items()},
         }
@@ -318,7 +400,13 @@ class Theorem:
         out = {}
         for name, val in values.items():
             var = self.symbols[name]
-            arr = np.asarray(val, dtype=float)
+            try:
+                if val is None:
+                    raise TypeError
+                arr = np.asarray(val, dtype=float)
+            except (TypeError, ValueError):
+                raise ValueError(f"{self.id}: {name} = {val!r} is not a number; give a number, or a list or numpy "
+                                 f"array of numbers ({name} is {var.meaning}, domain {var.domain_text})") from None
             reason = var.validate(arr)
             if reason:
                 reasons.append(reason)
@@ -371,8 +459,25 @@ class Theorem:
         return name, terms[name]
 
     # ----------------------------------------------------------------- conditions
-    def check(self, **values) -> Check:
-        """Evaluate the bound and give a verdict (holds / violated / undecidable, with margin) per condition."""
+    def selected_conditions(self, conditions: str = "all") -> tuple[Condition, ...]:
+        """The conditions ``conditions`` selects: ``"all"`` (the paper's and the toolkit's derived ones) or
+        ``"paper"`` (the paper's alone)."""
+        if conditions not in CONDITION_SETS:
+            raise ValueError(f"conditions={conditions!r} is not one of {sorted(CONDITION_SETS)}: 'paper' uses the "
+                             "paper's own conditions, 'all' adds those the toolkit derived")
+        return tuple(c for c in self.conditions if c.origin in CONDITION_SETS[conditions])
+
+    def check(self, conditions: str = "all", **values) -> Check:
+        """Evaluate the bound at one point and give a verdict (holds / violated / undecidable, with margin) on
+        every condition, the paper's and the derived ones; ``conditions`` (``"all"`` or ``"paper"``) selects
+        those that decide whether the value is a bound (:attr:`Check.is_bound`). Arrays are refused: use
+        :meth:`evaluate`, :meth:`evaluate_terms` and :meth:`valid` on grids."""
+        self.selected_conditions(conditions)
+        shaped = sorted(k for k, v in values.items() if np.ndim(v) != 0)
+        if shaped:
+            raise ValueError(f"{self.id}: check() decides the conditions at one point, but {shaped} are arrays; "
+                             "give one number each, or use evaluate(), evaluate_terms() and valid(), which take "
+                             "arrays elementwise")
         vals, reasons, _ = self._parse(values, self.required)
         value = self.evaluate(**values)
         terms = self.evaluate_terms(**values)
@@ -384,90 +489,80 @@ class Theorem:
             terms=terms,
             conditions=verdicts,
             infinite_reason="; ".join(reasons) or None,
-            values={k: float(v) for k, v in vals.items() if np.ndim(v) == 0},
+            values={k: float(v) for k, v in vals.items()},
+            selected=conditions,
         )
 
     def _verdict(self, cond: Condition, vals: Mapping[str, float]) -> Verdict:
         missing = tuple(n for n in cond.names if n not in vals)
         rel = sp.sstr(cond.relation)
+        tags = dict(origin=cond.origin, why=cond.why)
         if missing:
-            return Verdict(cond.text, rel, None, None, None, missing)
+            return Verdict(cond.text, rel, None, None, None, missing, **tags)
         margin, scale = cond.margin_at(vals)
         if math.isnan(margin):
-            return Verdict(cond.text, rel, None, None, None)
+            return Verdict(cond.text, rel, None, None, None, **tags)
         holds = margin > 0 if cond.strict else margin >= 0
         rel_margin = margin / scale if 0.0 < scale < math.inf else None
-        return Verdict(cond.text, rel, bool(holds), margin, rel_margin)
+        return Verdict(cond.text, rel, bool(holds), margin, rel_margin, **tags)
 
-    def valid(self, **values) -> np.ndarray | bool:
-        """Where every condition holds, elementwise over broadcast array values: the points at which the bound
-        is a bound. Conditions on symbols not given raise, as in :meth:`evaluate`."""
-        vals, _, _ = self._parse(values, self.condition_symbols)
+    def valid(self, conditions: str = "all", **values) -> np.ndarray | bool:
+        """Where every selected condition holds, elementwise over broadcast array values: the points at which
+        the bound is a bound. Conditions on symbols not given raise, as in :meth:`evaluate`."""
+        chosen = self.selected_conditions(conditions)
+        names = sorted({n for c in chosen for n in c.names})
+        vals, _, _ = self._parse(values, names)
         ok = np.ones(np.broadcast_shapes(*(np.shape(v) for v in vals.values())), dtype=bool)
-        for cond in self.conditions:
+        for cond in chosen:
             ok &= cond.holds_at(vals)
         return bool(ok) if ok.ndim == 0 else ok
 
-    def admissible(self, name: str, **values) -> sp.Set:
-        """The set of values of ``name`` that satisfy its domain and every condition, the others fixed.
+    def solve(self, name: str, conditions: str = "all", **values) -> Solution:
+        """The values of ``name`` in its domain at which every selected condition that involves it holds, the
+        others fixed: a :class:`~dfltheory.bounds.solve.Solution` with float intervals, the largest and smallest
+        admissible value, the exact set where sympy's answer passed the numeric check, and the method used.
 
-        Conditions that do not involve ``name`` are ignored here (see :meth:`check`); a condition that
-        involves a variable not given is an error listing what is missing.
+        sympy's answer is never taken unverified (see :mod:`dfltheory.bounds.solve`). Conditions that do not
+        involve ``name`` are ignored here (see :meth:`check`); a condition that involves a symbol not given is
+        an error listing what is missing.
         """
         if name not in self.symbols:
             raise KeyError(f"{self.id}: unknown symbol {name!r}; valid symbols are {sorted(self.symbols)}")
-        var = self.symbols[name]
-        x = var.symbol
         others, _, _ = self._parse({k: v for k, v in values.items() if k != name}, ())
-        subs = {self.symbols[k].symbol: sp.nsimplify(float(v), rational=True) for k, v in others.items()}
-        region = var.interval()
-        for cond in self.conditions:
-            if x not in cond.relation.free_symbols:
-                continue
-            rel = cond.relation.subs(subs)
-            left = sorted(str(s) for s in rel.free_symbols - {x})
-            if left:
-                raise KeyError(f"{self.id}: to solve for {name} give values for {left}")
-            if rel in (sp.true, sp.false):
-                region = region if rel == sp.true else sp.EmptySet
-                continue
-            solved = sp.solveset(rel, x, domain=sp.S.Reals)
-            if solved.has(sp.ConditionSet):
-                raise ValueError(f"{self.id}: the condition {sp.sstr(cond.relation)} ({cond.text}) cannot be solved "
-                                 f"for {name} in closed form; check candidate values with check() "
-                                 f"(`dfltheory check ... --set {name}=...`) instead")
-            region = region.intersect(solved)
-        if var.integer:
-            region = region.intersect(sp.Range(int(max(var.low, 0)), 10**12))
-        return region
+        shaped = sorted(k for k, v in others.items() if np.ndim(v) != 0)
+        if shaped:
+            raise ValueError(f"{self.id}: solving for {name} needs one number for each other symbol; {shaped} "
+                             "are arrays")
+        chosen = [c for c in self.selected_conditions(conditions) if name in c.names]
+        left = sorted({n for c in chosen for n in c.names} - {name} - set(others))
+        if left:
+            raise KeyError(f"{self.id}: to solve for {name} give values for {left}")
+        return solve(self.symbols[name], chosen, {k: float(v) for k, v in others.items()})
 
-    def largest(self, name: str, **values) -> float:
-        """The largest float value of ``name`` at which every condition holds, the others fixed: the supremum
-        of :meth:`admissible`, moved inward by the few ulps that rounding (or an open end) needs."""
-        return self._extreme(name, values, +1)
+    def admissible(self, name: str, conditions: str = "all", **values) -> sp.Set:
+        """The admissible set of ``name`` as a sympy set (see :meth:`solve`, which also says how it was found)."""
+        return self.solve(name, conditions, **values).as_set()
 
-    def smallest(self, name: str, **values) -> float:
-        """The smallest float value of ``name`` at which every condition holds, the others fixed (see
+    def largest(self, name: str, conditions: str = "all", **values) -> float:
+        """The largest float value of ``name`` at which every selected condition holds, the others fixed (the
+        next float above it fails one, unless it is the domain's end); raises where none is admissible."""
+        return self._extreme(name, conditions, values, +1)
+
+    def smallest(self, name: str, conditions: str = "all", **values) -> float:
+        """The smallest float value of ``name`` at which every selected condition holds, the others fixed (see
         :meth:`largest`)."""
-        return self._extreme(name, values, -1)
+        return self._extreme(name, conditions, values, -1)
 
-    def _extreme(self, name: str, values: Mapping[str, float], side: int) -> float:
-        region = self.admissible(name, **values)
-        if region is sp.EmptySet or region.is_empty:
-            raise ValueError(f"{self.id}: no value of {name} satisfies every condition at {values}")
-        x = float(region.sup if side > 0 else region.inf)
-        if not math.isfinite(x):
-            return x
-        conds = [c for c in self.conditions if name in c.names]
-        vals = {k: float(v) for k, v in values.items()}
-        step = math.ulp(x) or 5e-324
-        for _ in range(64):
-            if all(bool(c.holds_at({**vals, name: x})) for c in conds):
-                return x
-            x -= side * step
-            step *= 2
-        raise ValueError(f"{self.id}: the {'largest' if side > 0 else 'smallest'} admissible {name} is not "
-                         "representable in floating point")
+    def _extreme(self, name: str, conditions: str, values: Mapping[str, float], side: int) -> float:
+        sol = self.solve(name, conditions, **values)
+        if sol.empty:
+            raise ValueError(f"{self.id}: no value of {name} satisfies every condition "
+                             f"({'the paper' if conditions == 'paper' else 'paper and derived'}) at "
+                             + ", ".join(f"{k}={v:g}" for k, v in values.items()))
+        if side < 0 and not sol.intervals[0][2]:
+            raise ValueError(f"{self.id}: {name} is admissible down to the open end {sol.intervals[0][0]:g} of its "
+                             "domain, so there is no smallest admissible value")
+        return sol.largest if side > 0 else sol.smallest
 
     # ----------------------------------------------------------------- description
     def describe(self) -> str:

@@ -2,6 +2,7 @@
 
 import json
 
+import numpy as np
 import pytest
 
 from dfltheory.bounds import get
@@ -114,11 +115,52 @@ def test_check_topology_guards(capsys):
     assert code == 2 and "vacuous" in err and "--push-sum measured" in err
 
 
-def test_solve_for_a_symbol_without_closed_form_is_a_clear_error(capsys):
-    code, _, err = run(capsys, "check", "dfedsgpsm.thm1", "--set", "eta=0.01", "K=5", "T=100", "L=1", "rho=0.1",
-                       "sigma_l=1", "sigma_g=1", "B=1", "f0_minus_fstar=1", "x0_sq_mean=1", "C=2", "q=0.5",
-                       "delta=0.5", "alpha=0.5", "--solve", "alpha")
-    assert code == 2 and "cannot be solved for alpha in closed form" in err
+def test_solve_for_a_symbol_without_closed_form_is_solved_numerically_and_says_so(capsys):
+    args = ["check", "dfedsgpsm.thm1", "--set", "eta=0.1", "K=5", "T=100", "L=1", "rho=0.1", "sigma_l=1",
+            "sigma_g=1", "B=1", "f0_minus_fstar=1", "x0_sq_mean=1", "C=2", "q=0.5", "delta=0.5", "alpha=0.5",
+            "--solve", "alpha"]
+    code, out, _ = run(capsys, *args)  # eta = 0.1 breaks eta < delta/(8 L K): exit 1, but alpha is solved
+    assert code == 1 and "admissible under all conditions" in out and "[numeric (" in out
+    code, out, _ = run(capsys, *args, "--json")
+    sol = json.loads(out)["solve"]
+    assert sol["method"].startswith("numeric") and 0 < sol["largest"] < 1
+    thm, vals = get("dfedsgpsm.thm1"), dict(eta=0.1, K=5, L=1, delta=0.5, q=0.5)
+    alpha_ok = [c for c in thm.conditions if "alpha" in c.names]
+    at = {**vals, "alpha": sol["largest"]}
+    assert all(c.holds_at(at) for c in alpha_ok)
+    assert not all(c.holds_at({**at, "alpha": float(np.nextafter(sol["largest"], 1))}) for c in alpha_ok)
+
+
+def test_check_prints_both_verdicts_and_no_bound_where_a_condition_fails(capsys):
+    """Issue 11 §1.3-1.4: the paper's conditions alone or all of them; a violated one means no bound."""
+    base = ["check", "dfedsgpsm.thm1", "--set", "alpha=0.99", "delta=1", "K=20", "L=1", "eta=0.006", "T=1000",
+            "rho=0.01", "sigma_l=1", "sigma_g=1", "B=1", "f0_minus_fstar=1", "x0_sq_mean=1", "C=2", "q=0.5"]
+    code, out, _ = run(capsys, *base, "--solve", "eta")
+    assert code == 1 and "NO BOUND" in out and "<- dominant" not in out
+    assert "paper's conditions: all hold; derived conditions: violated" in out
+    assert "largest 0.00625" in out and "largest 0.00506" in out
+    code, out, _ = run(capsys, *base, "--conditions", "paper", "--json")
+    res = json.loads(out)
+    assert code == 0 and res["is_bound"] and res["dominant_term"] is not None
+    assert res["paper_conditions_hold"] and not res["all_conditions_hold"]
+    code, out, _ = run(capsys, "check", "dfedsam.cor4.1.1", "--set", "K=5", "T=1000", "L=10", "sigma_l=1", "B=1",
+                       "f0_minus_fstar=2.3", "beta_h=1", "lam=0.5", "--json")  # c (only in a condition) missing: undecidable, exit 3
+    res = json.loads(out)
+    assert code == 3 and res["is_bound"] and not res["all_conditions_hold"]
+
+
+def test_check_names_the_weight_rule_it_used(capsys):
+    code, out, _ = run(capsys, "check", "dfedsam.thm4.1", "--set", *SAM, "--topology", "ring", "--n", "16")
+    assert code == 0 and "weights metropolis" in out and "weights default" not in out
+
+
+def test_experiments_bad_free_symbol_and_admm_finding(capsys):
+    code, _, err = run(capsys, "bounds", "experiments", "dfedadmm", "--free", "zeta")
+    assert code == 2 and "'zeta' is not a symbol of dfedadmm.thm1" in err
+    code, out, _ = run(capsys, "bounds", "experiments", "dfedadmm", "--json")
+    rows = {r["id"]: r for r in json.loads(out)}
+    assert any("restarts from x^t" in f for f in rows["dfedadmm.exp.cifar_sam"]["findings"])
+    assert rows["dfedadmm.exp.cifar_sam_last_round"]["findings"] == []  # eta = 0.037, lambda = 0.1: no collapse
 
 
 def test_cancelling_effective_step_is_an_error_not_a_silent_inf():

@@ -217,10 +217,25 @@ def test_cor1_A_conditions():
 
 def test_thm2_conditions():
     base = dict(K=5, U=1.0, S=500, G_lip=1.0, Gamma_lam=2.0, L=1.0, T=100, c=0.3)
-    assert _verdicts("dfedcata.thm2", base) == [True]
-    assert _verdicts("dfedcata.thm2", {**base, "c": 0.36}) == [False]  # 2 sqrt2 * 0.36 = 1.018
+    assert _verdicts("dfedcata.thm2", base) == [True, True]
+    assert _verdicts("dfedcata.thm2", {**base, "c": 0.36}) == [False, True]  # 2 sqrt2 * 0.36 = 1.018
     assert _verdicts("dfedcata.thm2.t0", {**base, "t0": 50.0}) == [True, True]
     assert _verdicts("dfedcata.thm2.t0", {**base, "t0": 150.0}) == [True, False]
+
+
+def test_thm2_needs_the_optimal_t0_inside_the_horizon():
+    """Issue 11 §1.2: past t0* > T, eq. (3) is below every value of the first display for t0 = 1..T."""
+    v = dict(G_lip=5, Gamma_lam=2562, K=1, L=1, S=1e6, T=100, U=0.5, c=0.3)
+    thm2, first = get("dfedcata.thm2"), get("dfedcata.thm2.t0")
+    best = first.evaluate(t0=np.arange(1, 101), **v).min()
+    assert thm2.evaluate(**v) < best  # 0.0359 against 0.128: no bound ...
+    res = thm2.check(**v)
+    assert not res.ok and not res.is_bound and res.dominant_term is None  # ... and the check says so
+    big = {**v, "T": 1e6}
+    t0 = thm2.check(**big)
+    assert t0.ok and first.evaluate(t0=np.arange(1, 10**6 + 1), **big).min() >= thm2.evaluate(**big) * (1 - 1e-9)
+    assert not get("dfedcata.thm2.placeholder").check(kappa_lam=1000.0, lam=0.9, **{k: x for k, x in v.items()
+                                                                                     if k != "Gamma_lam"}).ok
 
 
 @pytest.mark.parametrize("thm_id", ["dfedcata.lem2", "dfedcata.lem3", "dfedcata.lem5"])

@@ -194,7 +194,9 @@ def test_lemma_corollary_remark_conditions():
     assert v["T > 64 c^2/delta^2"] is True
     v = _verdicts("dfedsgpsm.cor1", **dict(cor, c=1.0, delta=0.125, T=4096, alpha=0.5))
     assert v["T > 64 c^2/delta^2"] is False                                       # 64/0.125^2 = 4096
-    assert get("dfedsgpsm.cor1").smallest("T", c=1.0, delta=0.1, K=20, alpha=0.9) == 6401
+    assert get("dfedsgpsm.cor1").smallest("T", c=1.0, delta=0.125, K=20, alpha=0.9) == 4097  # 64/0.125^2 = 4096
+    # delta = 0.1 is the float 0.1000000000000000055..., for which 64/delta^2 = 6399.99999999999929: T = 6400 holds
+    assert get("dfedsgpsm.cor1").smallest("T", c=1.0, delta=0.1, K=20, alpha=0.9) == 6400
     v = _verdicts("dfedsgpsm.cor1", **dict(cor, c=1.0, delta=1.0, T=36, K=20, alpha=0.9))
     assert v["c/sqrt(T) < 1"] is True and v["c alpha_tilde/(K sqrt(T)) < 1"] is False   # 120.94/(20*6) > 1
     assert v["T > 64 c^2/delta^2"] is False
