@@ -55,8 +55,10 @@ def register(subparsers) -> None:
 
 
 def _report(args) -> int:
+    from dfltheory.cli import output_dir
     from dfltheory.figures.report import build_report
 
+    output_dir(args.out, "--out")
     build_report(args.out, train=not args.no_train, n=args.n)
     print((Path(args.out) / "report.md").read_text())
     return 0
@@ -69,12 +71,31 @@ def _save(ax, out: str) -> int:
     return 0
 
 
+def _check_out(out: str) -> None:
+    """The figure file can be written (its missing directories are created) and has a type matplotlib writes."""
+    import matplotlib.pyplot as plt
+
+    from dfltheory.cli import output_file
+
+    if Path(out).is_dir():
+        output_file(out, "--out")  # raises: a directory, not a file name
+    kinds = plt.gcf().canvas.get_supported_filetypes()
+    plt.close()
+    suffix = Path(out).suffix.lower().lstrip(".")
+    if suffix not in kinds:
+        order = ["png", "pdf", "svg"] + sorted(set(kinds) - {"png", "pdf", "svg"})
+        raise ValueError(f"--out {out}: unknown figure type {suffix or '(no suffix)'!r}; end the name with a type "
+                         f"matplotlib writes: {', '.join('.' + k for k in order)}")
+    output_file(out, "--out")
+
+
 def _plot_bound(args) -> int:
     import numpy as np
 
     from dfltheory.bounds.commands import parse_assignments
     from dfltheory.figures import plot_bound, plot_bound_terms
 
+    _check_out(args.out)
     low, high = args.range
     if args.points < 2 or not low < high or (args.log_x and low <= 0):
         raise ValueError(f"--range {low} {high} --points {args.points}: need LOW < HIGH, at least 2 points and "
@@ -101,10 +122,15 @@ def run_values(run: str | Path) -> dict[str, float]:
     from dfltheory.topology import analyze
     from dfltheory.topology.commands import parse_params
 
+    from dfltheory.empirical.runner import read_json
+
     cfile = Path(run) / "config.json"
     if not cfile.exists():
         raise ValueError(f"{run} holds no config.json: give a directory written by `dfltheory train --out`")
-    cfg = json.loads(cfile.read_text())
+    cfg = read_json(cfile, "restore it (the options the run was trained with) or train the run again")
+    if not isinstance(cfg, dict) or not isinstance(cfg.get("algo"), str) or "n" not in cfg:
+        raise ValueError(f"{cfile} is damaged: not a run configuration (a JSON object with 'algo' and 'n'); restore "
+                         "it or train the run again")
     algo = make(cfg["algo"], **{k: cfg.get(k) for k in ALGO_KEYS if k in cfg})
     resolved = {**cfg, "Q": 1, **algo.params, "K": algo.K or cfg.get("K")}  # one communication step per round
     # unless the algorithm has its own Q (DFedSAM-MGS)
@@ -128,7 +154,11 @@ def _plot_run(args) -> int:
     from dfltheory.bounds.commands import parse_assignments
     from dfltheory.figures import plot_predicted_vs_measured
 
+    from dfltheory.empirical.metrics import read_records
+
+    _check_out(args.out)
     thm = get(args.id)
+    read_records(Path(args.run) / "metrics.jsonl")  # a damaged file names itself before anything is drawn
     values = {k: v for k, v in run_values(args.run).items() if k in thm.required}
     values.update(parse_assignments(args.set))
     ax = plot_predicted_vs_measured(Path(args.run) / "metrics.jsonl", thm, values, key=args.key)
@@ -139,5 +169,6 @@ def _plot_run(args) -> int:
 def _plot_topology(args) -> int:
     from dfltheory.figures import plot_topology_constants
 
+    _check_out(args.out)
     ax = plot_topology_constants(args.names, args.n, key=args.key, weights=args.weights)
     return _save(ax, args.out)
