@@ -32,16 +32,19 @@ def register(subparsers) -> None:
     p.add_argument("--rounds", type=int, default=100)
     p.add_argument("--K", type=int, default=5, help="local steps per round")
     p.add_argument("--lr", type=float, default=0.1)
-    p.add_argument("--lr-decay", type=float, default=1.0, help="lr multiplied by this after every round (0.998 in "
-                   "the papers)")
+    p.add_argument("--lr-decay", type=float, default=1.0, help="lr multiplied by this after every round, in (0, 1] "
+                   "(0.998 in the papers)")
     p.add_argument("--batch-size", type=int, default=32)
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seed", type=int, default=0, help="seed of the partition, the model and the batches, in "
+                   "[0, 2^32 - 1]")
     hp = p.add_argument_group("algorithm hyper-parameters (default: the papers' values)")
     hp.add_argument("--rho", type=float, help="SAM radius")
     hp.add_argument("--Q", type=int, help="gossip steps per round (dfedsam-mgs)")
     hp.add_argument("--fresh-gossip", action="store_true", help="dfedsam-mgs: a new W per gossip step")
     hp.add_argument("--momentum", type=float, help="local momentum (dfedavgm)")
-    hp.add_argument("--lam", type=float, help="ADMM penalty lambda (dfedadmm)")
+    hp.add_argument("--lam", type=float, help="ADMM penalty lambda (dfedadmm); keep it well above --lr: each local "
+                    "step contracts x_k - x^t by 1 - lr/lam, so lam = lr (the papers' 0.1 = 0.1) makes K steps act "
+                    "as one (warned)")
     hp.add_argument("--lam-pen", type=float, help="DFedCata penalty")
     hp.add_argument("--beta", type=float, help="DFedCata Nesterov coefficient")
     hp.add_argument("--mode", choices=("A", "B"), help="DFedCata Nesterov reading: A pre/post-aggregation (code), "
@@ -69,7 +72,8 @@ def register(subparsers) -> None:
     run.add_argument("--client-chunk", type=int, default=None, help="vmap over this many clients at a time "
                      "(less GPU memory for large models)")
     run.add_argument("--threads", type=int, default=None, help="torch CPU threads (1 avoids oversubscription on "
-                     "shared cores)")
+                     "shared cores); stored in config.json, a resume with another count warns (results differ at "
+                     "~1e-8)")
     run.add_argument("--data-root", default=None)
     run.add_argument("--download", action="store_true")
     run.add_argument("--no-progress", dest="progress", action="store_false")
@@ -79,11 +83,7 @@ def register(subparsers) -> None:
 def _train(args) -> int:
     from dfltheory.empirical.runner import run
 
-    if args.threads:
-        import torch
-
-        torch.set_num_threads(args.threads)
-    cfg = {k: v for k, v in vars(args).items() if k not in ("func", "command", "threads")}
+    cfg = {k: v for k, v in vars(args).items() if k not in ("func", "command")}
     summary = run(cfg, resume=args.resume)
     last = summary["last"] or {}
     shown = {k: last[k] for k in ("round", "train_loss", "grad_norm_sq", "consensus", "test_acc", "test_loss")

@@ -44,6 +44,10 @@ _TORCHVISION = {  # name -> (torchvision class, number of classes)
 }
 
 
+class DownloadError(RuntimeError):
+    """A torchvision data set could not be downloaded (network, disk, or a corrupted archive)."""
+
+
 @dataclass
 class FederatedData:
     """Pooled train/test tensors and one disjoint index pool per client.
@@ -401,7 +405,7 @@ def _torchvision(name, root, download, train_size=None, test_size=None):
             ds = cls(str(root), train=train, download=bool(download))
         except (RuntimeError, OSError) as err:
             if download:
-                raise RuntimeError(f"could not download {name} into root directory '{root}': {err}") from err
+                raise DownloadError(f"could not download {name} into root directory '{root}': {err}") from err
             raise FileNotFoundError(f"{name} ({cls_name}) not found under root directory '{root}'; pass "
                                     "download=True where the network is reachable, or put the torchvision files "
                                     "there") from err

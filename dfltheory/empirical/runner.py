@@ -4,8 +4,11 @@ A run directory holds ``config.json`` (everything needed to rebuild the run), ``
 record per measured round, :mod:`dfltheory.empirical.metrics`), ``checkpoint.pt`` (engine state, the
 sampling generator's state, the round) and ``summary.json`` (status and last record). ``resume=True``
 reloads the checkpoint, drops metric lines written after it, and continues; the result is bit-identical to
-an uninterrupted run on CPU. A non-finite model or loss stops the run with status ``diverged``; the metrics
-measured up to then are kept.
+an uninterrupted run on CPU with the same number of CPU threads (``threads`` in config.json; a resume with another
+count warns: float sums then differ at about 1e-8). ``summary.json``'s ``wall_seconds`` is the total over all parts
+(each checkpoint stores the time up to it; rounds redone after a kill count once), ``wall_seconds_this_part`` the
+last part's. A non-finite model or loss stops the run with status ``diverged``; the metrics measured up to then are
+kept. Every numeric option is checked before anything is built (:func:`check_options`).
 """
 
 from __future__ import annotations
@@ -29,7 +32,51 @@ DEFAULT_MODEL = {"digits": "mlp", "synthetic-quadratic": "linear", "synthetic-lo
                  "fashion-mnist": "mlp", "cifar10": "cnn", "cifar100": "resnet18"}
 ALGO_KEYS = ("rho", "Q", "momentum", "lam", "lam_pen", "beta", "mode", "mu", "participation", "weight_decay",
              "clip", "fresh_gossip", "K_v", "lr_v", "personal")
-VOLATILE = ("rounds", "device", "progress", "client_chunk")  # may change on --resume
+VOLATILE = ("rounds", "device", "progress", "client_chunk", "threads")  # may change on --resume
+INF = math.inf
+# float options of `train`: (low, low included, high, high included, meaning)
+FLOAT_OPTIONS = {
+    "lr": (0, False, INF, False, "the learning rate eta"),
+    "lr_decay": (0, False, 1, True, "the factor the learning rate is multiplied by after every round, 0.998 in "
+                 "the papers"),
+    "alpha": (0, False, INF, False, "the Dirichlet concentration"),
+    "rho": (0, True, INF, False, "the SAM radius, 0 for plain gradients"),
+    "momentum": (0, True, 1, False, "the local momentum coefficient"),
+    "lam": (0, False, INF, False, "DFedADMM's penalty lambda"),
+    "lam_pen": (0, True, INF, False, "DFedCata's proximal penalty"),
+    "beta": (0, True, 1, False, "DFedCata's Nesterov coefficient"),
+    "lr_v": (0, False, INF, False, "DFedPGP's personal-part learning rate"),
+    "mu": (0, True, INF, False, "FedProx's proximal coefficient"),
+    "participation": (0, False, 1, True, "the fraction of clients per round"),
+    "weight_decay": (0, True, INF, False, "the weight decay"),
+    "clip": (0, False, INF, False, "the norm each local direction is clipped to"),
+}
+INT_OPTIONS = {"n": 1, "rounds": 0, "K": 1, "batch_size": 1, "Q": 1, "K_v": 1, "classes_per_client": 1,
+               "eval_every": 1, "checkpoint_every": 1, "client_chunk": 1, "threads": 1}  # smallest value
+SEED_MAX = 2 ** 32 - 1
+
+
+def check_options(cfg: dict) -> None:
+    """Refuse, naming the option, a float option that is NaN, infinite or outside its range, an integer option
+    below its minimum, and a seed outside [0, 2^32 - 1]. None means "the default" and is not checked."""
+    for key, (low, low_in, high, high_in, meaning) in FLOAT_OPTIONS.items():
+        value = cfg.get(key)
+        if value is None:
+            continue
+        ok = (isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+              and (value >= low if low_in else value > low) and (value <= high if high_in else value < high))
+        if not ok:
+            where = (f"{'>=' if low_in else '>'} {low:g}" if high == INF else
+                     f"in {'[' if low_in else '('}{low:g}, {high:g}{']' if high_in else ')'}")
+            raise ValueError(f"--{key.replace('_', '-')} must be a finite number {where} ({meaning}), got {value!r}")
+    for key, low in {**INT_OPTIONS, "seed": 0}.items():
+        value = cfg.get(key)
+        if value is None:
+            continue
+        high = SEED_MAX if key == "seed" else INF
+        if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+            where = f"in [0, {SEED_MAX}] (2^32 - 1)" if key == "seed" else f">= {low}"
+            raise ValueError(f"--{key.replace('_', '-')} must be an integer {where}, got {value!r}")
 
 
 def check_device(device: str) -> torch.device:
@@ -39,15 +86,55 @@ def check_device(device: str) -> torch.device:
     return dev
 
 
+ADMM_COLLAPSE = 0.1  # |1 - eta/lambda| below this: the K local steps of DFedADMM act as about one
+
+
+def admm_step_warning(algo, lr: float, lr_decay: float, K: int, rounds: int) -> str | None:
+    """Why DFedADMM's local steps may collapse, or None. The local step of seed 004 (L95; card dfedadmm §3.2) is
+    x_{k+1} - x^t = (1 - eta/lambda)(x_k - x^t) - eta (g_k - ghat): when |1 - eta/lambda| < ADMM_COLLAPSE every step
+    nearly restarts from x^t, so K steps act as about one (the papers' eta = lambda = 0.1 is exactly there). With
+    a decaying lr the factor is 1 - eta_t/lambda, eta_t = eta decay^t: the message names the rounds it is in
+    the collapse zone. eta > lambda makes the factor negative (and amplifying for eta >= 2 lambda); seed 004's
+    analysis needs eta <= lambda (gamma <= 1)."""
+    lam = (algo.params or {}).get("lam")
+    if not algo.name.startswith("dfedadmm") or not lam or rounds < 1:
+        return None
+    r = lr / lam
+    head = (f"{algo.name} with --lr {lr:g} and --lam {lam:g}: the local step x_(k+1) - x^t = (1 - eta/lambda)"
+            f"(x_k - x^t) - eta (g_k - ghat) (seed 004 L95) has the factor 1 - eta/lambda = {1 - r:.3g}")
+    fix = f"use a penalty well above the step, e.g. --lam {10 * lr:g} with --lr {lr:g}"
+    if lr_decay == 1.0:
+        first, last = (0, rounds - 1) if abs(1 - r) < ADMM_COLLAPSE else (1, 0)
+    else:  # r decay^t in (1 - c, 1 + c) for t strictly between a and b
+        a, b = sorted(math.log(x / r) / math.log(lr_decay) for x in (1 - ADMM_COLLAPSE, 1 + ADMM_COLLAPSE))
+        first, last = max(0, math.floor(a) + 1), min(rounds - 1, math.ceil(b) - 1)
+    if first <= last:
+        when = ("" if lr_decay == 1.0 else
+                f"; with --lr-decay {lr_decay:g} the factor 1 - eta_t/lambda = 1 - {r:.3g}*{lr_decay:g}^t is within "
+                f"{ADMM_COLLAPSE:g} of 0 in rounds {first} to {last}")
+        return (f"{head}{when}: {'there ' if when else ''}every local step nearly restarts from x^t and the K = {K} "
+                f"local steps act as about one; {fix}")
+    if r >= 1 + ADMM_COLLAPSE:
+        return (f"{head} < 0: x_k oscillates around x^t" + (" and grows geometrically" if r >= 2 else "")
+                + f", and seed 004's analysis needs eta <= lambda; {fix}")
+    return None
+
+
 def build(cfg: dict) -> tuple[Engine, Evaluator]:
     """Engine and evaluator for a config dict (keys as the ``train`` command's options)."""
     from dfltheory.empirical import data as D
     from dfltheory.empirical import models as M
 
+    check_options(cfg)
     device = check_device(cfg.get("device", "cpu"))
-    data = D.load(cfg["dataset"], cfg["n"], partition=cfg.get("partition", "dirichlet"), alpha=cfg.get("alpha", 0.3),
-                  classes_per_client=cfg.get("classes_per_client", 2), seed=cfg.get("seed", 0),
-                  root=cfg.get("data_root"), download=cfg.get("download", False)).to(device)  # one copy on device
+    try:
+        data = D.load(cfg["dataset"], cfg["n"], partition=cfg.get("partition", "dirichlet"),
+                      alpha=cfg.get("alpha", 0.3), classes_per_client=cfg.get("classes_per_client", 2),
+                      seed=cfg.get("seed", 0), root=cfg.get("data_root"), download=cfg.get("download", False))
+    except (FileNotFoundError, D.DownloadError) as err:
+        hint = "on the command line: --data-root DIR for the files, --download to fetch them"
+        raise ValueError(f"{err} ({hint})") from None
+    data = data.to(device)  # one copy on device
     torch.manual_seed(cfg.get("seed", 0))
     module = M.make_model(cfg.get("model") or DEFAULT_MODEL[cfg["dataset"]], data.input_shape, data.num_classes)
     model = FlatModel(module, M.loss_fn(data.task))
@@ -71,6 +158,33 @@ def build(cfg: dict) -> tuple[Engine, Evaluator]:
                     lr_decay=cfg.get("lr_decay", 1.0), batch_size=cfg.get("batch_size", 32), seed=cfg.get("seed", 0),
                     device=device, sequential=cfg.get("sequential", False), client_chunk=cfg.get("client_chunk"))
     return engine, Evaluator(model, data, device)
+
+
+def read_json(path, fix: str):
+    """The JSON in ``path``; a damaged file is a ValueError naming it, where it breaks, and ``fix``."""
+    try:
+        return json.loads(Path(path).read_text())
+    except json.JSONDecodeError as err:
+        raise ValueError(f"{path} is damaged: not valid JSON ({err.msg} at line {err.lineno}, column {err.colno}); "
+                         f"{fix}") from None
+    except UnicodeDecodeError:
+        raise ValueError(f"{path} is damaged: not text (UTF-8); {fix}") from None
+
+
+def _load_checkpoint(engine: Engine, ckpt: Path, out: Path) -> float:
+    """Restore ``engine`` from ``ckpt``; returns the wall time stored with it (0 for older checkpoints)."""
+    again = f"delete {out} (or choose another --out) and start the run again without --resume"
+    try:
+        sd = torch.load(ckpt, map_location=engine.device, weights_only=True)
+    except Exception as err:  # empty or cut short: EOFError, RuntimeError (zip), UnpicklingError, ...
+        detail = " ".join(str(err).split()).split(". ")[0][:100] or type(err).__name__
+        raise ValueError(f"--resume: the checkpoint {ckpt} is damaged and cannot be read ({detail}); {again}") from None
+    try:
+        engine.load_state_dict(sd)
+    except (KeyError, TypeError, AttributeError, RuntimeError, ValueError) as err:
+        raise ValueError(f"--resume: the checkpoint {ckpt} does not match this run's algorithm and model "
+                         f"({type(err).__name__}: {err}); {again}") from None
+    return float(sd.get("wall_seconds", 0.0)) if isinstance(sd, dict) else 0.0
 
 
 def _last_record(mfile: Path) -> dict | None:
@@ -106,21 +220,29 @@ def _truncate(mfile: Path, t: int) -> None:
 def train(engine: Engine, evaluator: Evaluator, out, rounds: int, *, config: dict | None = None, eval_every: int = 1,
           checkpoint_every: int = 10, resume: bool = False, progress: bool = True, local_eval: bool = True) -> dict:
     """Train ``engine`` up to round ``rounds`` in run directory ``out``; returns the summary dict."""
+    from dfltheory.cli import output_dir
+
     if rounds < 0 or eval_every < 1 or checkpoint_every < 1:
         raise ValueError("rounds must be >= 0 and eval_every, checkpoint_every >= 1")
-    out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
+    out = output_dir(out, "--out")
     ckpt, mfile, cfile = out / "checkpoint.pt", out / "metrics.jsonl", out / "config.json"
     config = json.loads(json.dumps(config or {}, default=str))  # as it will read back from config.json
+    wall_before = 0.0
     if resume:
         if not ckpt.exists():
             raise ValueError(f"--resume: no checkpoint in {out}; start the run without --resume")
-        saved = json.loads(cfile.read_text()) if cfile.exists() else {}
+        saved = read_json(cfile, f"restore it from the options the run was started with, or delete {out} and "
+                                 "start again") if cfile.exists() else {}
         diff = sorted(k for k in set(saved) | set(config) if k not in VOLATILE + ("resume",)
                       and saved.get(k) != config.get(k))
         if config and diff:
             raise ValueError(f"--resume with a different config ({', '.join(diff)}); use the original options")
-        engine.load_state_dict(torch.load(ckpt, map_location=engine.device, weights_only=True))
+        if saved.get("threads") is not None and config.get("threads") not in (None, saved["threads"]):
+            print(f"dfltheory train: warning: {out} was started with {saved['threads']} CPU thread(s) and resumes with "
+                  f"{config['threads']}; sums then differ at about 1e-8, so the result is not bit-identical to an "
+                  f"uninterrupted run (pass --threads {saved['threads']} for that)", file=sys.stderr)
+            config["threads"] = saved["threads"]  # config.json keeps the count the run started with
+        wall_before = _load_checkpoint(engine, ckpt, out)
         if rounds < engine.t:
             raise ValueError(f"--resume: the checkpoint is at round {engine.t}, past --rounds {rounds}; "
                              f"give --rounds {engine.t} or more")
@@ -136,6 +258,10 @@ def train(engine: Engine, evaluator: Evaluator, out, rounds: int, *, config: dic
         return rec
 
     start = time.perf_counter()
+
+    def wall() -> float:
+        return wall_before + time.perf_counter() - start
+
     last = record() if not resume else _last_record(mfile)
     status = "completed"
     bar = None
@@ -160,17 +286,36 @@ def train(engine: Engine, evaluator: Evaluator, out, rounds: int, *, config: dic
                   file=sys.stderr)
             break
         if engine.t % checkpoint_every == 0 or engine.t == rounds:
-            _save(engine.state_dict(), ckpt)
+            _save({**engine.state_dict(), "wall_seconds": wall()}, ckpt)
     if bar is not None:
         bar.close()
-    summary = {"status": status, "rounds": engine.t, "wall_seconds": time.perf_counter() - start, "last": last}
+    part = time.perf_counter() - start
+    summary = {"status": status, "rounds": engine.t, "wall_seconds": wall_before + part,
+               "wall_seconds_this_part": part, "last": last}
     (out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
     return summary
 
 
 def run(cfg: dict, resume: bool = False) -> dict:
-    """Build from ``cfg`` and train into ``cfg['out']``."""
-    engine, evaluator = build(cfg)
+    """Build from ``cfg`` and train into ``cfg['out']`` (``cfg['threads']``: torch CPU threads; the count used is
+    stored in config.json). Prints :func:`admm_step_warning` to stderr where it applies."""
+    from dfltheory.cli import output_dir
+
+    check_options(cfg)
+    new = not Path(cfg["out"]).exists()
+    out = output_dir(cfg["out"], "--out")  # before the data are loaded
+    if cfg.get("threads"):
+        torch.set_num_threads(cfg["threads"])
+    cfg = {**cfg, "threads": torch.get_num_threads()}
+    try:
+        engine, evaluator = build(cfg)
+    except BaseException:
+        if new and not any(out.iterdir()):
+            out.rmdir()  # leave no empty run directory behind a run that never started
+        raise
+    note = admm_step_warning(engine.algo, cfg.get("lr", 0.1), cfg.get("lr_decay", 1.0), engine.K, cfg["rounds"])
+    if note:
+        print(f"dfltheory train: warning: {note}", file=sys.stderr)
     keep = {k: v for k, v in cfg.items() if k not in ("out", "resume", "func", "command")}
     return train(engine, evaluator, cfg["out"], cfg["rounds"], config=keep, eval_every=cfg.get("eval_every", 1),
                  checkpoint_every=cfg.get("checkpoint_every", 10), resume=resume,

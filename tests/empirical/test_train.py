@@ -202,3 +202,70 @@ def test_dfedpgp_clips_the_part_that_moves():
                       shared=torch.tensor([True, True, False]))
     d = algo.local.direction(None, ctx)  # the first of K_v = 1 steps moves v only
     assert torch.allclose(d, torch.tensor([[0.0, 0.0, 0.5]]))
+
+
+def test_thread_count_is_stored_and_a_resume_with_another_warns(tmp_path, capsys):
+    """The thread count changes results at ~1e-8, so a resume with another count is not bit-identical."""
+    before = torch.get_num_threads()
+    try:
+        runner.run({**BASE, "rounds": 2, "threads": 1, "out": tmp_path / "r"})
+        assert json.loads((tmp_path / "r" / "config.json").read_text())["threads"] == 1
+        runner.run({**BASE, "rounds": 3, "threads": 1, "out": tmp_path / "r"}, resume=True)
+        assert "warning" not in capsys.readouterr().err
+        runner.run({**BASE, "rounds": 4, "threads": 2, "out": tmp_path / "r"}, resume=True)
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and "was started with 1 CPU thread(s) and resumes with 2" in err[0]
+        assert "pass --threads 1" in err[0]
+        assert json.loads((tmp_path / "r" / "config.json").read_text())["threads"] == 1  # the original count
+    finally:
+        torch.set_num_threads(before)
+
+
+def test_wall_time_of_a_resumed_run_is_the_total_over_its_parts(tmp_path):
+    first = runner.run({**BASE, "rounds": 2, "out": tmp_path / "r", "checkpoint_every": 1})
+    stored = torch.load(tmp_path / "r" / "checkpoint.pt", weights_only=True)["wall_seconds"]
+    assert 0 < stored <= first["wall_seconds"]
+    second = runner.run({**BASE, "rounds": 4, "out": tmp_path / "r", "checkpoint_every": 1}, resume=True)
+    assert second["wall_seconds"] == pytest.approx(stored + second["wall_seconds_this_part"], rel=1e-9)
+    assert second["wall_seconds"] > second["wall_seconds_this_part"]
+    assert json.loads((tmp_path / "r" / "summary.json").read_text())["wall_seconds"] == second["wall_seconds"]
+
+
+def test_a_checkpoint_of_another_run_is_named(tmp_path):
+    runner.run({**BASE, "rounds": 1, "out": tmp_path / "r"})
+    torch.save({"t": 1}, tmp_path / "r" / "checkpoint.pt")
+    with pytest.raises(ValueError, match="does not match this run's algorithm and model"):
+        runner.run({**BASE, "rounds": 2, "out": tmp_path / "r"}, resume=True)
+
+
+def test_a_failed_download_is_a_user_error_with_the_options(tmp_path, monkeypatch):
+    from dfltheory.empirical import data as D
+
+    def offline(*a, **k):
+        raise D.DownloadError("could not download mnist into root directory 'x': network unreachable")
+
+    monkeypatch.setattr(D, "load", offline)
+    with pytest.raises(ValueError, match="could not download mnist .*--download to fetch them"):
+        runner.run({**BASE, "dataset": "mnist", "rounds": 1, "out": tmp_path / "r"})
+    assert not (tmp_path / "r").exists()
+
+
+@pytest.mark.parametrize("lr, lam, decay, rounds, expected", [
+    (0.1, 0.1, 1.0, 100, "1 - eta/lambda = 0: every local step nearly restarts"),
+    (0.1, 1.0, 1.0, 100, None),
+    (0.105, 0.1, 1.0, 100, "1 - eta/lambda = -0.05"),
+    (0.1, 0.1, 0.998, 1000, "1 - eta_t/lambda = 1 - 1*0.998^t is within 0.1 of 0 in rounds 0 to 52"),
+    (0.1, 0.09, 0.998, 1000, "in rounds 6 to 105"),  # 1.11 * 0.998^t enters (0.9, 1.1) at t = 6
+    (0.3, 0.1, 1.0, 100, "-2 < 0: x_k oscillates around x^t and grows geometrically"),
+])
+def test_admm_collapse_warning(lr, lam, decay, rounds, expected):
+    """Seed 004 L95: x_{k+1} - x^t = (1 - eta/lambda)(x_k - x^t) - eta (g_k - ghat); |1 - eta_t/lambda| < 0.1
+    collapses the K local steps to about one."""
+    algo = A.make("dfedadmm", lam=lam)
+    note = runner.admm_step_warning(algo, lr, decay, 5, rounds)
+    assert note is None if expected is None else expected in note
+    if decay != 1.0 and expected:  # the rounds named are exactly those with |1 - eta_t/lambda| < 0.1
+        first, last = map(int, note.split("in rounds ")[1].split(":")[0].split(" to "))
+        inside = [t for t in range(rounds) if abs(1 - lr * decay ** t / lam) < 0.1]
+        assert (first, last) == (inside[0], inside[-1])
+    assert runner.admm_step_warning(A.make("dfedavgm"), lr, decay, 5, rounds) is None

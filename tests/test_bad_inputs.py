@@ -1,0 +1,174 @@
+"""Issue 11 §4: bad input gives one clear line `dfltheory CMD: error: ...` and exit 2, never a traceback, a silent
+answer or an exhausted machine. Each case here was a traceback, a run that "diverged" or a silent number before."""
+
+import json
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import pytest  # noqa: E402
+
+from dfltheory import cli  # noqa: E402
+from dfltheory.empirical import runner  # noqa: E402
+
+TRAIN = ["train", "--algo", "dfedavgm", "--dataset", "synthetic-logistic", "--n", "4", "--rounds", "2", "--K", "2",
+         "--batch-size", "8", "--no-progress"]
+BASE = {"algo": "dfedavgm", "dataset": "synthetic-logistic", "n": 4, "topology": "ring", "K": 2, "lr": 0.1,
+        "batch_size": 8, "seed": 3, "progress": False, "rounds": 2}
+
+
+def one_line_error(capsys, argv, command) -> str:
+    assert cli.main(argv) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "Traceback" not in err, err
+    assert err.startswith(f"dfltheory {command}: error: ")
+    return err
+
+
+SAM = ["train", "--algo", "dfedsam", "--dataset", "synthetic-quadratic", "--n", "4", "--rounds", "3", "--K", "2",
+       "--batch-size", "8", "--seed", "3", "--no-progress"]
+
+
+@pytest.fixture(scope="module")
+def run_dir(tmp_path_factory):
+    out = tmp_path_factory.mktemp("runs") / "run"
+    assert cli.main([*SAM, "--out", str(out)]) == 0
+    return out
+
+
+# ------------------------------------------------------------------------------------------------ train options
+@pytest.mark.parametrize("option, value, message", [
+    ("--lr", "nan", "--lr must be a finite number > 0 (the learning rate eta), got nan"),  # was: "diverged"
+    ("--lr", "inf", "--lr must be a finite number > 0"),
+    ("--lr", "0", "--lr must be a finite number > 0"),
+    ("--lr-decay", "inf", "--lr-decay must be a finite number in (0, 1]"),  # was: "diverged"
+    ("--lr-decay", "1.5", "--lr-decay must be a finite number in (0, 1]"),
+    ("--alpha", "inf", "--alpha must be a finite number > 0"),
+    ("--weight-decay", "-1", "--weight-decay must be a finite number >= 0"),  # was: accepted
+    ("--rho", "nan", "--rho must be a finite number >= 0"),  # was: accepted
+    ("--mu", "-1", "--mu must be a finite number >= 0"),  # was: accepted
+    ("--lam", "0", "--lam must be a finite number > 0"),
+    ("--beta", "1", "--beta must be a finite number in [0, 1)"),
+    ("--lr-v", "nan", "--lr-v must be a finite number > 0"),
+    ("--clip", "inf", "--clip must be a finite number > 0"),
+    ("--seed", "-1", "--seed must be an integer in [0, 4294967295] (2^32 - 1), got -1"),  # was: "expected
+    ("--seed", str(2 ** 32), "--seed must be an integer in [0, 4294967295]"),           # non-negative integer"
+    ("--threads", "0", "--threads must be an integer >= 1"),  # was: accepted
+    ("--client-chunk", "0", "--client-chunk must be an integer >= 1"),  # was: a vmap message
+])
+def test_train_refuses_meaningless_numbers(tmp_path, capsys, option, value, message):
+    err = one_line_error(capsys, [*TRAIN, "--out", str(tmp_path / "r"), option, value], "train")
+    assert message in err
+    assert not (tmp_path / "r").exists()  # refused before anything was written
+
+
+def test_a_missing_data_set_is_one_line_naming_the_root_and_the_options(tmp_path, capsys):
+    """Was a FileNotFoundError traceback (its message is kept)."""
+    argv = ["train", "--algo", "dfedavgm", "--dataset", "mnist", "--n", "4", "--rounds", "1", "--out",
+            str(tmp_path / "r"), "--data-root", str(tmp_path / "nowhere")]
+    err = one_line_error(capsys, argv, "train")
+    assert f"mnist (MNIST) not found under root directory '{tmp_path / 'nowhere'}'" in err
+    assert "--data-root DIR" in err and "--download" in err
+    assert not (tmp_path / "r").exists()  # no empty run directory left behind
+
+
+# ------------------------------------------------------------------------------------------------ output places
+def test_train_out_that_is_a_file_or_under_a_file(tmp_path, capsys):
+    (tmp_path / "f").write_text("x")
+    err = one_line_error(capsys, [*TRAIN, "--out", str(tmp_path / "f")], "train")
+    assert "a file of that name exists; give a directory" in err
+    err = one_line_error(capsys, [*TRAIN, "--out", str(tmp_path / "f" / "run")], "train")
+    assert f"{tmp_path / 'f'} is a file, so no directory can be created under it" in err
+
+
+def test_out_in_a_place_that_cannot_be_created(capsys):
+    err = one_line_error(capsys, [*TRAIN, "--out", "/proc/dfltheory-nope/run"], "train")
+    assert "cannot create the directory /proc/dfltheory-nope/run" in err and "writable directory" in err
+
+
+def test_unwritable_directory_is_refused(tmp_path, monkeypatch):
+    monkeypatch.setattr(cli.os, "access", lambda path, mode: False)  # root ignores chmod: simulate it
+    with pytest.raises(ValueError, match="is not writable; choose a writable place"):
+        cli.output_dir(tmp_path / "d")
+
+
+def test_report_out_under_a_file(tmp_path, capsys):
+    (tmp_path / "f").write_text("x")
+    err = one_line_error(capsys, ["report", "--no-train", "--out", str(tmp_path / "f" / "rep")], "report")
+    assert "is a file, so no directory can be created under it" in err
+
+
+def test_plot_creates_missing_directories_and_refuses_bad_places(tmp_path, capsys):
+    fig = tmp_path / "new" / "sub" / "t.png"
+    assert cli.main(["plot", "topology", "ring", "--n", "8", "16", "--out", str(fig)]) == 0
+    assert fig.is_file()
+    capsys.readouterr()
+    (tmp_path / "f").write_text("x")
+    for out, message in ((tmp_path / "f" / "t.png", "is a file, so no directory can be created under it"),
+                         (tmp_path / "new", "is a directory; give a file name"),
+                         (tmp_path / "t.xyz", "unknown figure type 'xyz'; end the name with a type matplotlib "
+                                              "writes: .png, .pdf, .svg")):
+        err = one_line_error(capsys, ["plot", "topology", "ring", "--n", "8", "--out", str(out)], "plot")
+        assert message in err
+
+
+# ------------------------------------------------------------------------------------------------ damaged files
+@pytest.mark.parametrize("damage", ["empty", "truncated"])
+def test_a_damaged_checkpoint_names_the_file_and_the_way_out(tmp_path, capsys, run_dir, damage):
+    import shutil
+
+    out = tmp_path / "run"
+    shutil.copytree(run_dir, out)
+    ckpt = out / "checkpoint.pt"
+    ckpt.write_bytes(b"" if damage == "empty" else ckpt.read_bytes()[:200])
+    err = one_line_error(capsys, [*SAM, "--rounds", "4", "--out", str(out), "--resume"], "train")
+    assert f"the checkpoint {ckpt} is damaged and cannot be read" in err
+    assert f"delete {out} (or choose another --out) and start the run again without --resume" in err
+
+
+def test_plot_run_names_a_damaged_config_or_metrics_file(tmp_path, capsys, run_dir):
+    import shutil
+
+    out = tmp_path / "run"
+    shutil.copytree(run_dir, out)
+    argv = ["plot", "run", str(out), "dfedsam.thm4.1", "--set", "L=1", "--out", str(tmp_path / "f.png")]
+    (out / "metrics.jsonl").write_text((run_dir / "metrics.jsonl").read_text() + '{"round": 3, "train_lo')
+    err = one_line_error(capsys, argv, "plot")
+    assert f"{out / 'metrics.jsonl'} is damaged at line 5: not valid JSON" in err and "--resume" in err
+    shutil.copy(run_dir / "metrics.jsonl", out / "metrics.jsonl")
+    (out / "config.json").write_text('{"algo": "dfedsam",\n')
+    err = one_line_error(capsys, argv, "plot")
+    assert f"{out / 'config.json'} is damaged: not valid JSON (Expecting property name" in err
+    (out / "config.json").write_text("[1, 2]")
+    err = one_line_error(capsys, argv, "plot")
+    assert "is damaged: not a run configuration" in err
+
+
+def test_resume_names_a_damaged_config(tmp_path, capsys, run_dir):
+    import shutil
+
+    out = tmp_path / "run"
+    shutil.copytree(run_dir, out)
+    (out / "config.json").write_text("{")
+    err = one_line_error(capsys, [*SAM, "--out", str(out), "--resume"], "train")
+    assert f"{out / 'config.json'} is damaged: not valid JSON" in err
+
+
+# ------------------------------------------------------------------------------------------------ DFedADMM
+def test_dfedadmm_at_eta_equal_lambda_warns_in_one_line(tmp_path, capsys):
+    argv = ["train", "--algo", "dfedadmm", "--dataset", "synthetic-logistic", "--n", "4", "--rounds", "1", "--K", "3",
+            "--no-progress", "--lr", "0.1"]
+    assert cli.main([*argv, "--out", str(tmp_path / "a")]) == 0  # the papers' eta = lambda = 0.1: a warning only
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("dfltheory train: warning: dfedadmm with --lr 0.1 and --lam 0.1")
+    assert "1 - eta/lambda = 0: every local step nearly restarts from x^t and the K = 3 local steps act as about one"\
+        in err[0] and "e.g. --lam 1 with --lr 0.1" in err[0]
+    assert cli.main([*argv, "--lam", "1", "--out", str(tmp_path / "b")]) == 0
+    assert "warning" not in capsys.readouterr().err
+
+
+def test_train_results_json_is_unchanged_by_the_checks(tmp_path):
+    summary = runner.run({**BASE, "out": tmp_path / "r"})
+    assert summary["status"] == "completed"
+    assert json.loads((tmp_path / "r" / "config.json").read_text())["threads"] >= 1
