@@ -1,0 +1,374 @@
+"""Worst case of a decentralized algorithm over all L-smooth nonconvex local functions, as one PEPit SDP.
+
+Setting (deterministic: sigma_l = 0; stochastic noise is outside PEP). m agents hold L-smooth (nonconvex)
+functions f_1..f_m, f = (1/m) sum_i f_i, identical initialisation x_i^0 = x^0. Round t = 0, 1, ... (the papers'
+round t + 1) starts from x_i^t; each agent runs K local steps from y^{t,0}(i) = x_i^t,
+
+    dfedavg               y^{t,k+1}(i) = y^{t,k}(i) - eta grad f_i(y^{t,k}(i))
+    dfedsam-unnormalized  y^{t,k+1}(i) = y^{t,k}(i) - eta grad f_i(y^{t,k}(i) + rho grad f_i(y^{t,k}(i)))
+
+and sends z^t(i) = y^{t,K}(i); then X^{t+1} = W^Q Z^t (Q gossip steps; Q = 1: DFedAvg / DFedSAM, K = Q = 1:
+D-PSGD, Q > 1: the -MGS variants). DFedSAM's ascent step is normalized, rho g/||g|| (card dfedsam.md 3.1, seed
+L76-90); a normalized step is not a linear combination of the points and gradients, so PEP cannot express it:
+``dfedsam-unnormalized`` is the named variant with the ascent step rho g (rho = 0 is DFedAvg).
+
+Quantity: min_{t = 0..T-1} ||grad f(x_bar^t)||^2, the average of the round-start models of the T rounds (the
+papers' min_{1 <= t <= T}, x_bar^1 = x^0; dfedsam.thm4.1). The last round's local steps do not change it and are
+not simulated.
+
+Class of functions (what each constraint is, and where it is imposed):
+
+* L-smoothness of each f_i: PEPit's exact interpolation conditions for L-smooth functions (SmoothFunction) at
+  every point where f_i is queried.
+* f(x^0) - f* <= Delta (``gap="fstar"``, the theorems' assumption): a scalar f* with f(x_bar^0) - f* <= Delta and
+  f(x_bar^t) - f* >= ||grad f(x_bar^t)||^2 / (2L) for every t (true for an L-smooth f bounded below by f*:
+  f(x - grad f(x)/L) <= f(x) - ||grad f(x)||^2/(2L)). These are necessary conditions only, so the value is an
+  upper bound on the worst case. ``gap="last"``: f(x_bar^0) - f(x_bar^{T-1}) <= Delta, PEPit's own reading (its
+  example gradient_descent.py); implied by the f* one, so its value is larger or equal.
+* heterogeneity sigma_g (dfedsam Assumption 2, card dfedsam.md 4): (1/m) sum_i ||grad f_i(x) - grad f(x)||^2
+  <= sigma_g^2, imposed at every x_bar^t (``heterogeneity_at="averages"``, where every f_i is queried anyway) or at
+  every queried point (``"all"``: every f_j is also queried at every local point, a Gram matrix about m times
+  larger).
+* bounded gradients B (dfedsam Assumption 3): ||grad f_i(x)|| <= B at every point where f_i is queried.
+
+Imposing an assumption at finitely many points leaves a larger class, so the PEP value is an upper bound on the
+true worst case: "value <= a theorem's bound" certifies that theorem on this instance for every function of the
+class. A value above the bound is a candidate counter-example only (see docs/pep.md).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+import warnings
+from dataclasses import asdict, dataclass, field
+
+import numpy as np
+
+from dfltheory.pep.mixing import ExplicitMixing, SpectralClass, as_mixing
+
+__all__ = ["ACCEPTED_STATUSES", "ALGORITHMS", "GAPS", "HETEROGENEITY_AT", "PEPResult", "PEPSolveError", "Size", "estimate_size",
+           "worst_case", "MAX_GRAM", "MAX_SECONDS"]
+
+#: algorithm -> (gradient queries per local step, description)
+ALGORITHMS = {
+    "dpsgd": (1, "D-PSGD: one local gradient step, then one gossip step (needs K = 1, Q = 1)"),
+    "dfedavg": (1, "DFedAvg: K local gradient steps, then Q gossip steps (Q > 1: DFedAvg-MGS; DFedSAM at rho = 0)"),
+    "dfedavg-mgs": (1, "DFedAvg-MGS: K local gradient steps, then Q gossip steps with W (X^{t+1} = W^Q Z^t)"),
+    "dfedsam-unnormalized": (2, "DFedSAM(-MGS) with the unnormalized ascent step y + rho grad f_i(y) (named "
+                                "variant; the paper's normalized step rho g/||g|| is not expressible in a PEP)"),
+}
+GAPS = ("fstar", "last")
+HETEROGENEITY_AT = ("averages", "all")
+
+#: Largest Gram matrix accepted, and largest expected solve time (seconds), before a problem is refused.
+MAX_GRAM = 400
+MAX_SECONDS = 600.0
+
+#: Accuracy demanded of a solve: relative to max(1, |value|).
+TOL_FEASIBILITY = 1e-6
+TOL_GAP = 1e-5
+TOL_PROOF = 1e-4
+#: Solver statuses whose answer is checked and, if every residual passes, reported. Clarabel often stops at
+#: 'optimal_inaccurate' (its reduced tolerances) on well-posed PEPs whose residuals are ~1e-9: the residuals
+#: computed here from the primal and dual solutions, not the solver's label, decide (``strict=True`` refuses it).
+ACCEPTED_STATUSES = ("optimal", "optimal_inaccurate")
+
+
+class PEPSolveError(RuntimeError):
+    """The SDP solver failed or its answer is not accurate enough to be a certified worst case."""
+
+
+@dataclass(frozen=True)
+class Size:
+    """Size of the SDP: Gram matrix order, scalar constraints, PSD blocks besides the Gram matrix, and the
+    expected solve time in seconds on a 2-core machine (a rough fit, see benchmarks/bench_pep.py)."""
+
+    gram: int
+    constraints: int
+    lmi: int
+    expected_seconds: float
+
+
+@dataclass(frozen=True)
+class PEPResult:
+    """A solved PEP. ``value`` is the dual objective (the certified upper bound on the worst case); ``primal`` the
+    primal objective (attained by the worst-case Gram matrix); ``diagnostics`` the feasibility residuals."""
+
+    value: float
+    primal: float
+    status: str
+    solver: str
+    seconds: float
+    size: Size
+    diagnostics: dict
+    settings: dict = field(default_factory=dict)
+
+    def to_dict(self) -> dict:
+        d = asdict(self)
+        return d
+
+
+def _check(algorithm, m, K, T, eta, L, Delta, sigma_g, B, rho, Q, gap, heterogeneity_at):
+    if algorithm not in ALGORITHMS:
+        raise ValueError(f"unknown algorithm {algorithm!r}; use one of {sorted(ALGORITHMS)}")
+    for name, v in (("m", m), ("K", K), ("T", T), ("Q", Q)):
+        if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1:
+            raise ValueError(f"{name} must be an integer >= 1, got {v!r}")
+    for name, v, positive in (("eta", eta, True), ("L", L, True), ("Delta", Delta, True), ("rho", rho, False),
+                              ("sigma_g", sigma_g, False), ("B", B, False)):
+        if v is None and name in ("sigma_g", "B"):
+            continue
+        if isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)) or not math.isfinite(v):
+            raise ValueError(f"{name} must be a finite number, got {v!r}")
+        if v < 0 or (positive and v == 0):
+            raise ValueError(f"{name} must be {'> 0' if positive else '>= 0'}, got {v!r}")
+    if algorithm == "dpsgd" and (K != 1 or Q != 1):
+        raise ValueError(f"dpsgd is one local step and one gossip step (K = Q = 1), got K = {K}, Q = {Q}; use "
+                         "dfedavg for K > 1 or dfedavg-mgs for Q > 1")
+    if rho and algorithm != "dfedsam-unnormalized":
+        raise ValueError(f"rho = {rho} only applies to dfedsam-unnormalized ({algorithm} has no ascent step)")
+    if gap not in GAPS:
+        raise ValueError(f"gap must be one of {GAPS}, got {gap!r}")
+    if gap == "last" and T < 2:
+        raise ValueError("gap='last' bounds f(x_bar^0) - f(x_bar^{T-1}), which is 0 for T = 1 (the worst case is "
+                         "unbounded); use T >= 2 or gap='fstar'")
+    if heterogeneity_at not in HETEROGENEITY_AT:
+        raise ValueError(f"heterogeneity_at must be one of {HETEROGENEITY_AT}, got {heterogeneity_at!r}")
+
+
+def _expected_seconds(gram: int, constraints: int) -> float:
+    """Rough fit of Clarabel's time on 2 cores (benchmarks/bench_pep.py): setup ~ constraints, solve ~ gram^3."""
+    return 1.0 + 4e-5 * constraints + 2.5e-6 * gram ** 3
+
+
+def estimate_size(algorithm: str, m: int, K: int, T: int, Q: int = 1, spectral: bool = False,
+                  heterogeneity_at: str = "averages", sigma_g: bool = False, B: bool = False) -> Size:
+    """The SDP's size before building it (exact Gram order and constraint count)."""
+    s = ALGORITHMS[algorithm][0]
+    rounds = T - 1
+    local = rounds * K * s  # local queries per agent, the first at x^0 = x_bar^0
+    if heterogeneity_at == "all" and sigma_g:
+        distinct = 1 + (T - 1) + m * max(local - 1, 0)  # x^0, x_bar^1.., every agent's other local points
+        per_function = [distinct] * m
+    else:
+        per_function = [T + local - (1 if local else 0)] * m
+    spectral_leaves = rounds * Q * (m - 1) if spectral and m > 1 else 0
+    gram = 1 + sum(per_function) + spectral_leaves
+    constraints = sum(n * (n - 1) for n in per_function)
+    constraints += 1 + T  # gap
+    if sigma_g:
+        constraints += T if heterogeneity_at == "averages" else per_function[0]
+    if B:
+        constraints += sum(per_function)
+    S = rounds * Q
+    lmi = 1 if spectral and S and m > 1 else 0
+    if lmi:
+        constraints += S * (S - 1) // 2
+    return Size(gram, constraints, lmi, _expected_seconds(gram, constraints))
+
+
+def worst_case(algorithm: str, m: int, K: int, T: int, eta: float, L: float = 1.0, Delta: float = 1.0, *,
+               W=None, spectral=None, sigma_g: float | None = None, B: float | None = None, rho: float = 0.0,
+               Q: int = 1, gap: str = "fstar", heterogeneity_at: str = "averages", solver: str = "CLARABEL",
+               max_seconds: float = MAX_SECONDS, strict: bool = False) -> PEPResult:
+    """Worst case of min_{t<T} ||grad f(x_bar^t)||^2 for ``algorithm`` (see the module docstring).
+
+    Mixing: ``W`` (an m x m symmetric doubly stochastic matrix, exact) or ``spectral=(lo, hi)`` (every such W with
+    nonunit eigenvalues in [lo, hi], a relaxation). ``sigma_g`` / ``B`` None drop the assumption. A problem whose
+    Gram matrix exceeds :data:`MAX_GRAM` or whose expected time exceeds ``max_seconds`` is refused (ValueError)
+    before it is built. A solve whose status is not in :data:`ACCEPTED_STATUSES` (only 'optimal' with ``strict``),
+    or whose primal or dual residuals, proof reconstruction or duality gap exceed the tolerances, raises
+    :class:`PEPSolveError`: never a number.
+    """
+    _check(algorithm, m, K, T, eta, L, Delta, sigma_g, B, rho, Q, gap, heterogeneity_at)
+    mixing = as_mixing(W, spectral)
+    if isinstance(mixing, ExplicitMixing) and mixing.m != m:
+        raise ValueError(f"W is {mixing.m} x {mixing.m} but m = {m}; give an m x m matrix")
+    size = estimate_size(algorithm, m, K, T, Q, isinstance(mixing, SpectralClass), heterogeneity_at,
+                         sigma_g is not None, B is not None)
+    if size.gram > MAX_GRAM or size.expected_seconds > max_seconds:
+        raise ValueError(f"PEP too large: Gram matrix {size.gram} x {size.gram}, {size.constraints} constraints, "
+                         f"expected ~{size.expected_seconds:.0f} s (limits: Gram <= {MAX_GRAM}, {max_seconds:.0f} s); "
+                         "reduce m, K or T (the size grows like (m (T K))^2 constraints)")
+    settings = dict(algorithm=algorithm, m=m, K=K, T=T, eta=eta, L=L, Delta=Delta, sigma_g=sigma_g, B=B, rho=rho,
+                    Q=Q, gap=gap, heterogeneity_at=heterogeneity_at, mixing=mixing.describe())
+    problem, n_points = _build(algorithm, m, K, T, eta, L, Delta, mixing, sigma_g, B, rho, Q, gap, heterogeneity_at)
+    return _solve(problem, solver, size, settings, ACCEPTED_STATUSES[:1] if strict else ACCEPTED_STATUSES)
+
+
+def _mean(points):
+    """(1/m) sum of PEPit points; the point itself when all are the same object (x^0 before the first round)."""
+    if all(p is points[0] for p in points):
+        return points[0]
+    return (1 / len(points)) * _sum(points)
+
+
+def _build(algorithm, m, K, T, eta, L, Delta, mixing, sigma_g, B, rho, Q, gap, heterogeneity_at):
+    from PEPit import PEP, Expression, Point
+    from PEPit.functions import SmoothFunction
+
+    problem = PEP()
+    fs = [problem.declare_function(SmoothFunction, L=L) for _ in range(m)]
+    x0 = problem.set_initial_point()
+    x = [x0] * m
+    averages = []  # (x_bar^t, grad f(x_bar^t), f(x_bar^t)) for t = 0..T-1
+    consensus = []  # spectral class: (X_s, Y_s) deviation lists of every consensus step
+    for t in range(T):
+        xbar = _mean(x)
+        oracles = [fs[i].oracle(xbar) for i in range(m)]
+        gbar = _mean([g for g, _ in oracles])
+        fbar = (1 / m) * _sum([f for _, f in oracles]) if m > 1 else oracles[0][1]
+        averages.append((xbar, [g for g, _ in oracles], gbar, fbar))
+        problem.set_performance_metric(gbar ** 2)
+        if t == T - 1:
+            break
+        z = []
+        for i in range(m):
+            y = x[i]
+            for _ in range(K):
+                g = fs[i].gradient(y)
+                if algorithm == "dfedsam-unnormalized" and rho:
+                    g = fs[i].gradient(y + rho * g)
+                y = y - eta * g
+            z.append(y)
+        if isinstance(mixing, ExplicitMixing):
+            WQ = mixing.power(Q)
+            x = [_combine(WQ[i], z) for i in range(m)]
+        else:
+            for _ in range(Q):
+                zbar = _mean(z)
+                if m == 1:
+                    break
+                d = [Point() for _ in range(m - 1)]
+                d.append(-1 * _combine(np.ones(m - 1), d))
+                consensus.append(([zi - zbar for zi in z], d))
+                z = [zbar + di for di in d]
+            x = z
+
+    # f(x^0) - f* <= Delta
+    _, _, g0, f0 = averages[0]
+    if gap == "fstar":
+        fstar = Expression(is_leaf=True)
+        problem.set_initial_condition(f0 - fstar <= Delta)
+        for _, _, gbar, fbar in averages:
+            problem.add_constraint(fstar - fbar + (1 / (2 * L)) * gbar ** 2 <= 0)
+    else:
+        problem.set_initial_condition(f0 - averages[-1][3] <= Delta)
+
+    if sigma_g is not None:
+        if heterogeneity_at == "all":  # query every f_j at every point (PEPit reuses known oracles)
+            points = [p for f in fs for p, _, _ in list(f.list_of_points)]
+            sites = [[f.gradient(p) for f in fs] for p in points]
+        else:
+            sites = [gs for _, gs, _, _ in averages]
+        for gs in sites:
+            gmean = _mean(gs)
+            problem.add_constraint((1 / m) * _sum([(gi - gmean) ** 2 for gi in gs]) <= sigma_g ** 2)
+    if B is not None:
+        for f in fs:
+            for _, g, _ in f.list_of_points:
+                problem.add_constraint(g ** 2 <= B ** 2)
+
+    if consensus:
+        lo, hi = mixing.lo, mixing.hi
+        S = len(consensus)
+
+        def inner(a, b):  # sum over agents of <a_i, b_i>: the inner product of the stacked vectors
+            return _sum([ai * bi for ai, bi in zip(a, b)])
+
+        for s in range(S):
+            for r in range(s + 1, S):
+                problem.add_constraint(inner(consensus[s][0], consensus[r][1]) ==
+                                       inner(consensus[s][1], consensus[r][0]))
+        U = [[yi - lo * xi for xi, yi in zip(X, Y)] for X, Y in consensus]  # Y - lo X
+        V = [[hi * xi - yi for xi, yi in zip(X, Y)] for X, Y in consensus]  # hi X - Y
+        matrix = [[0.5 * (inner(U[s], V[r]) + inner(U[r], V[s])) for r in range(S)] for s in range(S)]
+        problem.add_psd_matrix(matrix)
+    return problem, Point.counter
+
+
+def _sum(exprs):
+    total = exprs[0]
+    for e in exprs[1:]:
+        total = total + e
+    return total
+
+
+def _combine(weights, points):
+    """sum_j weights[j] points[j], skipping zero weights."""
+    terms = [(w, p) for w, p in zip(weights, points) if w != 0]
+    if len(terms) == 1 and terms[0][0] == 1:
+        return terms[0][1]
+    total = terms[0][0] * terms[0][1]
+    for w, p in terms[1:]:
+        total = total + w * p
+    return total
+
+
+def _diagnostics(problem) -> dict:
+    """Primal and dual feasibility residuals, as PEPit's check_feasibility computes them (without printing)."""
+    from PEPit import Point
+    from PEPit.tools.dict_operations import prune_dict, symmetrize_dict
+
+    cons = problem._list_of_prepared_constraints
+    ineq = [c for c in cons if c.equality_or_inequality == "inequality"]
+    eq = [c for c in cons if c.equality_or_inequality == "equality"]
+    primal_violation = max([float(c.eval()) for c in ineq] + [abs(float(c.eval())) for c in eq] + [0.0])
+    gram_min_eig = float(np.min(np.linalg.eigvalsh(problem.G_value)))
+    psds = problem._list_of_psd_sent_to_wrapper
+    lmi_min_eig = min([float(np.min(np.linalg.eigvalsh(p.eval()))) for p in psds] + [0.0])
+    residual_min_eig = float(np.min(np.linalg.eigvalsh(problem.residual)))
+    dual_min = min([float(c.eval_dual()) for c in ineq] + [0.0])
+    lmi_dual_min_eig = min([float(np.min(np.linalg.eigvalsh(p.eval_dual()))) for p in psds] + [0.0])
+    combination = -np.dot(Point.list_of_leaf_points, np.dot(problem.residual, Point.list_of_leaf_points))
+    for p in psds:
+        combination -= np.sum(p.eval_dual() * p.matrix_of_expressions)
+    for c in cons:
+        combination += c.eval_dual() * c.expression
+    d = prune_dict(symmetrize_dict((problem.objective - combination).decomposition_dict))
+    dual = float(d.get(1, 0.0))
+    proof_error = float(np.sum(np.abs([v for k, v in d.items() if k != 1])))
+    return dict(dual_objective=dual, primal_violation=primal_violation, gram_min_eig=gram_min_eig,
+                lmi_min_eig=lmi_min_eig, residual_min_eig=residual_min_eig, dual_min=dual_min,
+                lmi_dual_min_eig=lmi_dual_min_eig, proof_error=proof_error)
+
+
+def _solve(problem, solver, estimate, settings, accepted) -> PEPResult:
+    from PEPit import Point
+
+    start = time.perf_counter()
+    try:
+        with warnings.catch_warnings():  # cvxpy's "Solution may be inaccurate": the residuals below decide
+            warnings.simplefilter("ignore", UserWarning)
+            problem.solve(wrapper="cvxpy", solver=solver, verbose=0)
+    except Exception as err:  # cvxpy's SolverError and friends: a failed solve, never a number
+        raise PEPSolveError(f"the SDP solver {solver} failed: {err}") from err
+    seconds = time.perf_counter() - start
+    wrapper = problem.wrapper
+    status = str(getattr(wrapper.prob, "status", "unknown"))
+    solver_name = str(getattr(wrapper, "solver_name", solver))
+    if status not in accepted or problem.G_value is None:
+        raise PEPSolveError(f"the SDP solver {solver_name} ended with status {status!r}, not one of {accepted}: no "
+                            "worst case is reported (an unbounded PEP means the assumptions do not bound the quantity)")
+    size = Size(Point.counter, len(problem._list_of_prepared_constraints), len(problem._list_of_prepared_psd),
+                estimate.expected_seconds)
+    primal = float(problem.objective.eval())
+    diag = _diagnostics(problem)
+    value = diag["dual_objective"]
+    scale = max(1.0, abs(value))
+    diag["duality_gap"] = value - primal
+    bad = {k: diag[k] for k in ("primal_violation",) if diag[k] > TOL_FEASIBILITY * scale}
+    bad.update({k: diag[k] for k in ("gram_min_eig", "lmi_min_eig", "residual_min_eig", "dual_min",
+                                     "lmi_dual_min_eig") if diag[k] < -TOL_FEASIBILITY * scale})
+    if diag["proof_error"] > TOL_PROOF * scale:
+        bad["proof_error"] = diag["proof_error"]
+    if abs(diag["duality_gap"]) > TOL_GAP * scale:
+        bad["duality_gap"] = diag["duality_gap"]
+    if bad:
+        detail = ", ".join(f"{k} = {v:.3g}" for k, v in bad.items())
+        raise PEPSolveError(f"the SDP solve by {solver_name} (status {status!r}) is not accurate enough to certify a "
+                            f"worst case ({detail}; tolerances: feasibility {TOL_FEASIBILITY:g}, gap {TOL_GAP:g}, "
+                            f"proof {TOL_PROOF:g}, times max(1, value)); try solver='SCS' or rescale (L = Delta = 1)")
+    return PEPResult(value=value, primal=primal, status=status, solver=solver_name, seconds=seconds, size=size,
+                     diagnostics=diag, settings=settings)

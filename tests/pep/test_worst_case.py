@@ -1,0 +1,162 @@
+"""Validation of the decentralized PEP: reductions to known cases, monotonicity, the two mixing representations,
+and the refusals (too large, bad inputs, inaccurate solves). Small instances only (m <= 3, K <= 2, T <= 3)."""
+
+import numpy as np
+import pytest
+
+from dfltheory.pep import PEPSolveError, estimate_size, worst_case
+from dfltheory.pep import problem as pep_problem
+
+REL = 1e-5
+
+
+def W_lam(m, lam):
+    """lam I + (1 - lam) 11^T/m: symmetric doubly stochastic, every nonunit eigenvalue equal to lam."""
+    return lam * np.eye(m) + (1 - lam) * np.ones((m, m)) / m
+
+
+def close(a, b, rel=REL):
+    return abs(a - b) <= rel * max(1.0, abs(a), abs(b))
+
+
+@pytest.mark.parametrize("gamma, n", [(1.0, 2), (0.5, 3)])
+def test_one_agent_is_pepit_gradient_descent(gamma, n):
+    """m = 1, K = 1: gradient descent; with PEPit's own initial condition f(x_0) - f(x_n) <= 1 the value is that of
+    PEPit's example (n steps = T - 1 rounds, the metric over the T round-start points x_0..x_n)."""
+    from PEPit.examples.nonconvex_optimization.gradient_descent import wc_gradient_descent
+
+    ref, _ = wc_gradient_descent(L=1.0, gamma=gamma, n=n, wrapper="cvxpy", solver="CLARABEL", verbose=-1)
+    r = worst_case("dfedavg", m=1, K=1, T=n + 1, eta=gamma, W=np.eye(1), gap="last")
+    assert close(r.value, ref), (r.value, ref)
+
+
+def test_consensus_matrix_is_gradient_descent_on_f():
+    """W = 11^T/m with K = 1 and identical functions (sigma_g = 0): every agent runs gradient descent on f, so the
+    worst case is PEPit's centralized one, whatever m."""
+    from PEPit.examples.nonconvex_optimization.gradient_descent import wc_gradient_descent
+
+    ref, _ = wc_gradient_descent(L=1.0, gamma=1.0, n=2, wrapper="cvxpy", solver="CLARABEL", verbose=-1)
+    r = worst_case("dfedavg", m=2, K=1, T=3, eta=1.0, W=W_lam(2, 0.0), sigma_g=0.0, gap="last")
+    assert close(r.value, ref, 1e-4), (r.value, ref)
+
+
+def test_fstar_gap_is_tighter_than_last_point_gap():
+    """f(x^0) - f* <= Delta implies f(x^0) - f(x^{T-1}) <= Delta: the f* PEP is the smaller one."""
+    kw = dict(algorithm="dfedavg", m=1, K=1, T=3, eta=1.0, W=np.eye(1))
+    fstar, last = worst_case(**kw).value, worst_case(gap="last", **kw).value
+    assert fstar <= last * (1 + REL) and fstar < last - 1e-3
+
+
+def test_single_round_is_two_L_delta():
+    """T = 1: the metric is ||grad f(x^0)||^2 with f(x^0) - f* <= Delta, whose worst case is 2 L Delta."""
+    r = worst_case("dfedavg", m=2, K=2, T=1, eta=0.1, L=2.0, Delta=3.0, W=W_lam(2, 0.5))
+    assert close(r.value, 12.0)
+
+
+def test_non_increasing_in_T():
+    """min over t < T of ||grad f(x_bar^t)||^2: one more round adds a point to the min."""
+    W = W_lam(3, 0.5)
+    values = [worst_case("dfedavg", m=3, K=2, T=T, eta=0.05, W=W, sigma_g=1.0).value for T in (1, 2, 3)]
+    assert all(b <= a * (1 + REL) for a, b in zip(values, values[1:])), values
+    assert values[-1] < values[0] - 1e-3, values
+
+
+def test_identity_W_decouples_agents_with_identical_functions():
+    """W = I and sigma_g = 0 (identical local functions at x_bar^t): each agent runs K gradient steps alone per
+    round; with m = 1 this is plain local GD, and m = 2 agents do not help the worst case (they can all follow
+    the same worst trajectory), nor hurt it beyond m = 1's (x_bar^t = x^t when they agree)."""
+    one = worst_case("dfedavg", m=1, K=2, T=3, eta=0.2, W=np.eye(1)).value
+    two = worst_case("dfedavg", m=2, K=2, T=3, eta=0.2, W=np.eye(2), sigma_g=0.0).value
+    assert two >= one * (1 - REL)
+
+
+def test_explicit_W_below_its_spectral_class():
+    """A W whose nonunit eigenvalues lie in [lo, hi] belongs to the class: its value is at most the class's."""
+    m, lam = 3, 0.5
+    kw = dict(algorithm="dfedavg", m=m, K=1, T=3, eta=0.1, sigma_g=1.0)
+    explicit = worst_case(W=W_lam(m, lam), **kw).value
+    W_ring = np.array([[0.5, 0.25, 0.25], [0.25, 0.5, 0.25], [0.25, 0.25, 0.5]])  # eigenvalues 1, 0.25, 0.25
+    ring = worst_case(W=W_ring, **kw).value
+    spectral = worst_case(spectral=(-lam, lam), **kw).value
+    assert explicit <= spectral * (1 + 1e-4) and ring <= spectral * (1 + 1e-4), (explicit, ring, spectral)
+
+
+def test_degenerate_spectral_class_is_exact():
+    """The class [lam, lam] holds the single W = lam I + (1 - lam) 11^T/m, and its LMI forces Y = lam X: the
+    relaxation is exact there (up to the solver's accuracy on this degenerate LMI)."""
+    kw = dict(algorithm="dfedavg", m=3, K=1, T=3, eta=0.2, sigma_g=1.0)
+    explicit = worst_case(W=W_lam(3, 0.4), **kw).value
+    spectral = worst_case(spectral=(0.4, 0.4), **kw).value
+    assert close(explicit, spectral, 5e-4), (explicit, spectral)
+
+
+def test_no_heterogeneity_bound_no_progress():
+    """Without sigma_g and with W = I the agents drift apart freely: the worst case stays at T = 1's 2 L Delta."""
+    r = worst_case("dfedavg", m=2, K=2, T=3, eta=0.2, W=np.eye(2))
+    assert close(r.value, 2.0, 1e-4)
+
+
+def test_sam_unnormalized_rho_zero_is_dfedavg():
+    W = W_lam(2, 0.3)
+    a = worst_case("dfedavg", m=2, K=1, T=3, eta=0.1, W=W, sigma_g=0.5).value
+    b = worst_case("dfedsam-unnormalized", m=2, K=1, T=3, eta=0.1, W=W, sigma_g=0.5, rho=0.0).value
+    assert close(a, b)
+
+
+def test_mgs_equals_one_gossip_with_W_power():
+    """Q gossip steps with W are one step with W^Q (DFedAvg-MGS)."""
+    W = W_lam(2, 0.6)
+    a = worst_case("dfedavg-mgs", m=2, K=1, T=3, eta=0.1, W=W, Q=2, sigma_g=0.5).value
+    b = worst_case("dfedavg", m=2, K=1, T=3, eta=0.1, W=W @ W, sigma_g=0.5).value
+    assert close(a, b)
+
+
+def test_dual_certificate_is_feasible():
+    r = worst_case("dfedsam-unnormalized", m=2, K=1, T=2, eta=0.1, rho=0.05, W=W_lam(2, 0.5), sigma_g=1.0, B=2.0)
+    d = r.diagnostics
+    assert d["residual_min_eig"] >= -1e-6 and d["dual_min"] >= -1e-6 and d["proof_error"] <= 1e-4
+    assert abs(r.value - r.primal) <= 1e-5 * max(1.0, r.value)
+    assert r.size.gram >= 1 and r.solver == "CLARABEL" and r.status in ("optimal", "optimal_inaccurate")
+
+
+def test_estimate_matches_built_size():
+    r = worst_case("dfedavg", m=3, K=2, T=3, eta=0.05, W=W_lam(3, 0.5), sigma_g=1.0, B=2.0)
+    est = estimate_size("dfedavg", 3, 2, 3, sigma_g=True, B=True)
+    assert r.size.gram == est.gram
+
+
+def test_too_large_is_refused_before_building():
+    with pytest.raises(ValueError, match="too large.*Gram"):
+        worst_case("dfedavg", m=20, K=5, T=20, eta=0.01, W=W_lam(20, 0.5))
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    (dict(algorithm="sgd"), "unknown algorithm"),
+    (dict(eta=0.0), "eta must be > 0"),
+    (dict(eta=float("nan")), "eta must be a finite"),
+    (dict(K=0), "K must be an integer"),
+    (dict(algorithm="dpsgd", K=2), "dpsgd is one local step"),
+    (dict(rho=0.1), "rho = 0.1 only applies"),
+    (dict(W=np.array([[0.9, 0.1], [0.2, 0.8]])), "not symmetric"),
+    (dict(W=np.eye(3)), "W is 3 x 3 but m = 2"),
+    (dict(W=None, spectral=(-0.5, 1.0)), "hi < 1"),
+    (dict(gap="last", T=1), "gap='last'"),
+])
+def test_bad_inputs_are_refused(kwargs, match):
+    kw = dict(algorithm="dfedavg", m=2, K=1, T=2, eta=0.1, W=np.eye(2)) | kwargs
+    with pytest.raises(ValueError, match=match):
+        worst_case(**kw)
+
+
+def test_unbounded_pep_is_an_error_not_a_number():
+    """Without f(x^0) - f* <= Delta the quantity is unbounded (scale f): the solve must fail, never return."""
+    from PEPit import PEP
+    from PEPit.functions import SmoothFunction
+
+    problem = PEP()
+    f = problem.declare_function(SmoothFunction, L=1.0)
+    x0 = problem.set_initial_point()
+    problem.set_performance_metric(f.gradient(x0) ** 2)
+    size = estimate_size("dfedavg", 1, 1, 1)
+    with pytest.raises(PEPSolveError):
+        pep_problem._solve(problem, "CLARABEL", size, {}, pep_problem.ACCEPTED_STATUSES)
