@@ -1,0 +1,136 @@
+"""``dfltheory pep``: the worst case of an algorithm by performance estimation, next to the theorem's bound.
+
+The worst case of min_{t<T} ||grad f(x_bar^t)||^2 over every L-smooth f_1..f_m meeting the assumptions (PEP, see
+docs/pep.md), dfedsam.thm4.1's bound at sigma_l = 0 and the ratio bound / worst case.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+
+from dfltheory.pep.problem import ALGORITHMS, GAPS, HETEROGENEITY_AT
+
+#: --set names and the worst_case keyword each one sets.
+SETTABLE = {"L": "L", "f0_minus_fstar": "Delta", "Delta": "Delta", "sigma_g": "sigma_g", "B": "B", "rho": "rho",
+            "Q": "Q", "sigma_l": None}
+
+EXIT_CODES = """exit codes:
+  0  worst case computed (and the bound, where a theorem covers the instance, is above it)
+  1  the theorem's bound is below the worst case: a candidate counter-example (see docs/pep.md)
+  2  bad input or a problem too large: one line on stderr
+  3  the SDP solve failed or was inaccurate: no worst case is reported"""
+
+
+def register(subparsers) -> None:
+    """Add the ``pep`` subcommand."""
+    import argparse
+
+    p = subparsers.add_parser("pep", help="worst case by performance estimation (PEP) vs the theorem's bound",
+                              description=__doc__.split("\n\n")[0], epilog=EXIT_CODES,
+                              formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("algorithm", choices=sorted(ALGORITHMS), help="; ".join(f"{k}: {v[1]}" for k, v in ALGORITHMS.items()))
+    p.add_argument("--m", type=int, default=None, help="number of agents (default: --n of the topology, or 3)")
+    p.add_argument("--K", type=int, default=1, help="local steps per round (default 1)")
+    p.add_argument("--T", type=int, default=3, help="rounds: the min runs over the T round-start averages (default 3)")
+    p.add_argument("--eta", type=float, required=True, help="local step size")
+    p.add_argument("--set", nargs="+", default=[], metavar="NAME=VALUE",
+                   help="L, f0_minus_fstar (Delta), sigma_g, B, rho, Q (default L=1 f0_minus_fstar=1 rho=0 Q=1; "
+                        "sigma_g and B are not imposed unless given; sigma_l must be 0)")
+    mix = p.add_mutually_exclusive_group(required=True)
+    mix.add_argument("--topology", metavar="NAME", help="explicit W of this topology on --n (= --m) agents")
+    mix.add_argument("--matrix", metavar="FILE", help="explicit W from a .npy, .csv or .mtx file")
+    mix.add_argument("--lambda-range", nargs=2, type=float, metavar=("LO", "HI"),
+                     help="spectral class: every symmetric doubly stochastic W with nonunit eigenvalues in [LO, HI]")
+    p.add_argument("--n", type=int, default=None, help="agents of --topology (default --m)")
+    p.add_argument("--weights", default="default", help="mixing-weight rule of --topology (default: its own)")
+    p.add_argument("--seed", type=int, default=0, help="seed of a random topology")
+    p.add_argument("--gap", choices=GAPS, default="fstar",
+                   help="fstar: f(x^0) - f* <= Delta (the theorems'); last: f(x^0) - f(x_bar^{T-1}) <= Delta (PEPit's)")
+    p.add_argument("--heterogeneity-at", choices=HETEROGENEITY_AT, default="averages",
+                   help="where sigma_g is imposed: at every x_bar^t (default) or at every queried point (larger SDP)")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.set_defaults(func=run)
+
+
+def _mixing(args):
+    """(W or None, spectral or None, m, lam, description) from the mixing options."""
+    import numpy as np
+
+    from dfltheory.topology import build, lam, load_matrix
+
+    if args.lambda_range is not None:
+        if args.n is not None or args.weights != "default":
+            raise ValueError("--lambda-range gives a class of matrices: drop --n and --weights")
+        lo, hi = args.lambda_range
+        return None, (lo, hi), args.m or 3, max(abs(lo), abs(hi)), f"spectral class [{lo:g}, {hi:g}]"
+    if args.matrix:
+        if args.n is not None or args.weights != "default":
+            raise ValueError("--matrix FILE gives the whole mixing matrix: drop --n and --weights")
+        W = load_matrix(args.matrix)
+        W = W.toarray() if hasattr(W, "toarray") else np.asarray(W)
+        source = f"matrix {args.matrix}"
+    else:
+        n = args.n if args.n is not None else (args.m or 3)
+        W = build(args.topology, n, weights=args.weights, seed=args.seed).matrix()
+        source = f"topology {args.topology} (n = {n})"
+    if args.m is not None and args.m != W.shape[0]:
+        raise ValueError(f"--m {args.m} but the mixing matrix is {W.shape[0]} x {W.shape[0]}; drop --m or match it")
+    return W, None, W.shape[0], float(lam(W)), source
+
+
+def _settings(items):
+    from dfltheory.bounds.commands import parse_assignments
+
+    values = parse_assignments(items)
+    unknown = set(values) - set(SETTABLE)
+    if unknown:
+        raise ValueError(f"--set {sorted(unknown)}: unknown; use {', '.join(sorted(SETTABLE))}")
+    if values.get("sigma_l", 0.0) != 0.0:
+        raise ValueError("sigma_l must be 0: PEP is deterministic (stochastic noise is outside it)")
+    if "Delta" in values and "f0_minus_fstar" in values:
+        raise ValueError("give one of Delta and f0_minus_fstar (the same constant)")
+    kw = {SETTABLE[k]: v for k, v in values.items() if SETTABLE[k]}
+    if "Q" in kw:
+        if kw["Q"] != int(kw["Q"]):
+            raise ValueError(f"--set Q must be an integer, got {kw['Q']}")
+        kw["Q"] = int(kw["Q"])
+    return kw
+
+
+def run(args) -> int:
+    from dfltheory.pep.compare import compare
+    from dfltheory.pep.problem import PEPSolveError, worst_case
+    from dfltheory.topology.commands import jsonable
+
+    kw = _settings(args.set)
+    W, spectral, m, lam, source = _mixing(args)
+    try:
+        result = worst_case(args.algorithm, m, args.K, args.T, args.eta, W=W, spectral=spectral, gap=args.gap,
+                            heterogeneity_at=args.heterogeneity_at, **kw)
+    except PEPSolveError as err:
+        print(f"dfltheory pep: error: {' '.join(str(err).split())}", file=sys.stderr)
+        return 3
+    cmp = compare(result, lam)
+    code = 1 if cmp["finding"] else 0
+    if args.json:
+        print(json.dumps(jsonable({"mixing": source, **cmp, "pep": result.to_dict()}), indent=1))
+        return code
+    s = result.settings
+    print(f"{args.algorithm}: m = {m}, K = {s['K']}, T = {s['T']}, Q = {s['Q']}, eta = {s['eta']:g}, L = {s['L']:g}, "
+          f"Delta = {s['Delta']:g}, sigma_g = {s['sigma_g']}, B = {s['B']}, rho = {s['rho']:g}; {source}, "
+          f"lambda = {lam:.6g}")
+    print(f"  worst case of min_t ||grad f(x_bar^t)||^2: {result.value:.6g}   (PEP, {result.solver} {result.status}, "
+          f"{result.seconds:.2f} s, Gram {result.size.gram} x {result.size.gram}, {result.size.constraints} "
+          f"constraints)")
+    if cmp["bound"] is None:
+        print(f"  {cmp['theorem']} at sigma_l = 0: no bound ({cmp['reason']})")
+    else:
+        print(f"  {cmp['theorem']} at sigma_l = 0, rho = 0: {cmp['bound']:.6g}   ratio bound / worst case = "
+              f"{cmp['ratio']:.4g}")
+        for name, v in cmp["terms"].items():
+            print(f"    {name:>14} = {v:.6g}")
+        if cmp["finding"]:
+            print("  the bound is BELOW the PEP worst case: a candidate counter-example (the PEP relaxes the class; "
+                  "check interpolation before calling the theorem violated, docs/pep.md)")
+    return code
