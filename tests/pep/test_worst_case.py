@@ -96,6 +96,22 @@ def test_no_heterogeneity_bound_no_progress():
     assert close(r.value, 2.0, 1e-4)
 
 
+def test_multiple_gossip_steps_in_the_class():
+    """Q = 2 consensus steps with one unknown W of the class bound those with a given W of the class."""
+    kw = dict(algorithm="dfedavg-mgs", m=2, K=1, T=3, eta=0.2, Q=2, sigma_g=1.0)
+    explicit = worst_case(W=W_lam(2, 0.6), **kw).value
+    spectral = worst_case(spectral=(-0.6, 0.6), **kw).value
+    assert explicit <= spectral * (1 + 1e-4), (explicit, spectral)
+
+
+def test_heterogeneity_everywhere_is_tighter():
+    """sigma_g at every queried point is more constraints than at the averages only: a smaller or equal value."""
+    kw = dict(algorithm="dfedavg", m=2, K=2, T=3, eta=0.2, W=W_lam(2, 0.5), sigma_g=0.5)
+    everywhere = worst_case(heterogeneity_at="all", **kw)
+    averages = worst_case(**kw)
+    assert everywhere.value <= averages.value * (1 + 1e-5) and everywhere.size.gram > averages.size.gram
+
+
 def test_sam_unnormalized_rho_zero_is_dfedavg():
     W = W_lam(2, 0.3)
     a = worst_case("dfedavg", m=2, K=1, T=3, eta=0.1, W=W, sigma_g=0.5).value
@@ -128,6 +144,8 @@ def test_estimate_matches_built_size():
 def test_too_large_is_refused_before_building():
     with pytest.raises(ValueError, match="too large.*Gram"):
         worst_case("dfedavg", m=20, K=5, T=20, eta=0.01, W=W_lam(20, 0.5))
+    with pytest.raises(ValueError, match="expected ~.* s"):  # small Gram, too many constraints for the time limit
+        worst_case("dfedavg", m=3, K=2, T=5, eta=0.05, W=W_lam(3, 0.5), max_seconds=1.0)
 
 
 @pytest.mark.parametrize("kwargs, match", [

@@ -1,0 +1,58 @@
+"""Benchmark: PEP solve time for DFedAvg and how the SDP grows with m, K, T (explicit W and spectral class), and
+the trade-off of imposing sigma_g at the averages only or at every queried point.
+
+    python benchmarks/bench_pep.py [--quick]
+
+Target (issue 14): m = 3, K = 2, T = 5 under 60 s. Times are also given as ratios to the smallest instance
+(m = 2, K = 1, T = 2) measured in the same run, next to the size-based estimate that worst_case uses to refuse
+problems up front (dfltheory.pep.problem._expected_seconds).
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+import numpy as np
+
+from dfltheory.pep import PEPSolveError, estimate_size, worst_case
+
+
+def W_lam(m, lam):
+    return lam * np.eye(m) + (1 - lam) * np.ones((m, m)) / m
+
+
+def timed(m, K, T, spectral=False, heterogeneity_at="averages"):
+    mix = dict(spectral=(-0.5, 0.5)) if spectral else dict(W=W_lam(m, 0.5))
+    t0 = time.perf_counter()
+    try:
+        r = worst_case("dfedavg", m, K, T, 0.05, sigma_g=1.0, B=2.0, heterogeneity_at=heterogeneity_at, **mix)
+    except PEPSolveError as err:
+        return None, time.perf_counter() - t0, str(err)[:60]
+    return r, time.perf_counter() - t0, r.status
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true", help="only the target instance and the baseline")
+    args = ap.parse_args()
+    timed(2, 1, 2)  # imports and the first cvxpy compilation
+    _, base, _ = timed(2, 1, 2)
+    grid = [(3, 2, 5)] if args.quick else [(2, 1, 2), (2, 2, 3), (3, 1, 3), (3, 2, 3), (3, 2, 4), (3, 2, 5),
+                                            (2, 2, 6), (4, 2, 4), (4, 2, 5), (3, 3, 5)]
+    print(f"baseline m=2 K=1 T=2: {base:.3f} s (build + solve)")
+    print(f"{'mixing':<9} {'sigma_g at':<9} {'m':>2} {'K':>2} {'T':>2} {'gram':>5} {'constr':>7} {'seconds':>8} "
+          f"{'x base':>7} {'estimate':>9}  status / value")
+    for spectral in (False, True):
+        for m, K, T in grid:
+            for where in (("averages", "all") if (m, K, T) == (3, 2, 5) else ("averages",)):
+                est = estimate_size("dfedavg", m, K, T, spectral=spectral, heterogeneity_at=where, sigma_g=True, B=True)
+                r, sec, status = timed(m, K, T, spectral, where)
+                gram, cons = (r.size.gram, r.size.constraints) if r else (est.gram, est.constraints)
+                value = f"{r.value:.6g}" if r else ""
+                print(f"{'spectral' if spectral else 'explicit':<9} {where:<9} {m:>2} {K:>2} {T:>2} {gram:>5} {cons:>7} "
+                      f"{sec:>8.2f} {sec / base:>7.1f} {est.expected_seconds:>9.1f}  {status} {value}", flush=True)
+
+
+if __name__ == "__main__":
+    main()
