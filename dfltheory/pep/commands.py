@@ -1,4 +1,4 @@
-"""``dfltheory pep``: the worst case of an algorithm by performance estimation, next to the theorem's bound.
+"""The worst case of an algorithm by performance estimation (PEP), next to the theorem's bound.
 
 The worst case of min_{t<T} ||grad f(x_bar^t)||^2 over every L-smooth f_1..f_m meeting the assumptions (PEP, see
 docs/pep.md), dfedsam.thm4.1's bound at sigma_l = 0 and the ratio bound / worst case.
@@ -42,6 +42,8 @@ def register(subparsers) -> None:
     mix.add_argument("--matrix", metavar="FILE", help="explicit W from a .npy, .csv or .mtx file")
     mix.add_argument("--lambda-range", nargs=2, type=float, metavar=("LO", "HI"),
                      help="spectral class: every symmetric doubly stochastic W with nonunit eigenvalues in [LO, HI]")
+    mix.add_argument("--lambda", dest="lam", type=float, metavar="LAM",
+                     help="explicit W = LAM I + (1 - LAM) 11^T/m (every nonunit eigenvalue LAM)")
     p.add_argument("--n", type=int, default=None, help="agents of --topology (default --m)")
     p.add_argument("--weights", default="default", help="mixing-weight rule of --topology (default: its own)")
     p.add_argument("--seed", type=int, default=0, help="seed of a random topology")
@@ -49,6 +51,10 @@ def register(subparsers) -> None:
                    help="fstar: f(x^0) - f* <= Delta (the theorems'); last: f(x^0) - f(x_bar^{T-1}) <= Delta (PEPit's)")
     p.add_argument("--heterogeneity-at", choices=HETEROGENEITY_AT, default="averages",
                    help="where sigma_g is imposed: at every x_bar^t (default) or at every queried point (larger SDP)")
+    p.add_argument("--sweep", metavar="NAME=V1,V2,...",
+                   help="a table along lambda (with --lambda: W = LAM I + (1 - LAM) 11^T/m; with --lambda-range: the "
+                        "class [-LAM, LAM]) or along T, e.g. --sweep lambda=0,0.5,0.9")
+    p.add_argument("--figure", metavar="FILE", help="with --sweep: save worst case and bound against it (.png, .pdf)")
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.set_defaults(func=run)
 
@@ -57,8 +63,14 @@ def _mixing(args):
     """(W or None, spectral or None, m, lam, description) from the mixing options."""
     import numpy as np
 
+    from dfltheory.pep.sweep import W_lambda
     from dfltheory.topology import build, lam, load_matrix
 
+    if args.lam is not None:
+        if args.n is not None or args.weights != "default":
+            raise ValueError("--lambda gives the matrix LAM I + (1 - LAM) 11^T/m: drop --n and --weights")
+        m = args.m or 3
+        return W_lambda(m, args.lam), None, m, abs(args.lam), f"W = {args.lam:g} I + {1 - args.lam:g} 11^T/{m}"
     if args.lambda_range is not None:
         if args.n is not None or args.weights != "default":
             raise ValueError("--lambda-range gives a class of matrices: drop --n and --weights")
@@ -104,7 +116,11 @@ def run(args) -> int:
     from dfltheory.topology.commands import jsonable
 
     kw = _settings(args.set)
+    if args.figure and not args.sweep:
+        raise ValueError("--figure draws a --sweep: add --sweep lambda=... or --sweep T=...")
     W, spectral, m, lam, source = _mixing(args)
+    if args.sweep:
+        return _sweep(args, kw, W, spectral, m, lam, source)
     try:
         result = worst_case(args.algorithm, m, args.K, args.T, args.eta, W=W, spectral=spectral, gap=args.gap,
                             heterogeneity_at=args.heterogeneity_at, **kw)
@@ -133,4 +149,50 @@ def run(args) -> int:
         if cmp["finding"]:
             print("  the bound is BELOW the PEP worst case: a candidate counter-example (the PEP relaxes the class; "
                   "check interpolation before calling the theorem violated, docs/pep.md)")
+    return code
+
+
+def _sweep(args, kw, W, spectral, m, lam, source) -> int:
+    from dfltheory.cli import output_file
+    from dfltheory.pep.problem import PEPSolveError
+    from dfltheory.pep.sweep import SWEEPABLE, plot, sweep
+    from dfltheory.topology.commands import jsonable
+
+    name, sep, text = args.sweep.partition("=")
+    if not sep or name not in SWEEPABLE:
+        raise ValueError(f"--sweep expects NAME=V1,V2,... with NAME one of {SWEEPABLE}, got {args.sweep!r}")
+    try:
+        values = [float(v) for v in text.split(",") if v.strip()]
+    except ValueError:
+        raise ValueError(f"--sweep {name}: {text!r} is not a comma-separated list of numbers") from None
+    if not values:
+        raise ValueError(f"--sweep {name}: give at least one value")
+    if name == "lambda" and args.lam is None and args.lambda_range is None:
+        raise ValueError("--sweep lambda needs --lambda (the explicit W(LAM) family) or --lambda-range (the class)")
+    figure = output_file(args.figure, "--figure") if args.figure else None
+    try:
+        rows = sweep(name, values, args.algorithm, m, args.K, args.T, args.eta, lam=lam, W=W, spectral=spectral,
+                     cls=args.lambda_range is not None, gap=args.gap, heterogeneity_at=args.heterogeneity_at, **kw)
+    except PEPSolveError as err:
+        print(f"dfltheory pep: error: {' '.join(str(err).split())}", file=sys.stderr)
+        return 3
+    if figure:
+        plot(rows, figure, title=f"{args.algorithm}, m = {m}, K = {args.K}, T = {args.T}, eta = {args.eta:g}")
+    code = 1 if any(r["finding"] for r in rows) else 0
+    if args.json:
+        print(json.dumps(jsonable({"mixing": source if name == "T" else
+                                   ("class [-lam, lam]" if args.lambda_range is not None else "W(lam)"),
+                                   "rows": rows}), indent=1))
+        return code
+    print(f"{args.algorithm}: m = {m}, K = {args.K}, T = {args.T}, eta = {args.eta:g}; sweep over {name}")
+    print(f"  {name:>8} {'worst case':>12} {'bound':>12} {'ratio':>10} {'seconds':>8}")
+    for r in rows:
+        bound = f"{r['bound']:12.6g}" if r["bound"] is not None else f"{'none':>12}"
+        ratio = f"{r['ratio']:10.4g}" if r["ratio"] is not None else f"{'-':>10}"
+        print(f"  {r['value']:>8g} {r['worst_case']:12.6g} {bound} {ratio} {r['seconds']:8.2f}"
+              + ("  <- bound below the worst case" if r["finding"] else ""))
+    if rows[0]["bound"] is None:
+        print(f"  no bound: {rows[0]['reason']}")
+    if figure:
+        print(f"  figure: {figure}")
     return code

@@ -56,3 +56,31 @@ def test_bad_input_is_one_line_exit_2(capsys, argv, match):
         argv = argv + ["--lambda-range", "-0.5", "0.5"]
     code, _, err = run(capsys, *base, *argv)
     assert code == 2 and match in err and len(err.strip().splitlines()) == 1
+
+
+def test_sweep_lambda_json_and_figure(capsys, tmp_path):
+    fig = tmp_path / "sub" / "lam.png"
+    code, out, _ = run(capsys, "pep", "dfedavg", "--K", "1", "--T", "3", "--eta", "0.1", *SET, "--lambda", "0.5",
+                       "--sweep", "lambda=0,0.9", "--figure", str(fig), "--json")
+    rows = json.loads(out)["rows"]
+    assert code == 0 and [r["value"] for r in rows] == [0.0, 0.9] and fig.stat().st_size > 0
+    assert rows[0]["bound"] < rows[1]["bound"] and all(r["ratio"] > 1 for r in rows)
+
+
+def test_sweep_T_is_non_increasing_text(capsys):
+    code, out, _ = run(capsys, "pep", "dfedavg", "--K", "1", "--T", "3", "--eta", "0.1", *SET,
+                       "--lambda-range", "-0.5", "0.5", "--sweep", "T=1,2,3")
+    values = [float(line.split()[1]) for line in out.splitlines()[2:5]]
+    assert code == 0 and values[0] == pytest.approx(2.0, rel=1e-5) and values == sorted(values, reverse=True)
+
+
+@pytest.mark.parametrize("argv, match", [
+    (["--lambda", "0.5", "--figure", "x.png"], "--figure draws a --sweep"),
+    (["--topology", "ring", "--n", "3", "--sweep", "lambda=0.5"], "--sweep lambda needs"),
+    (["--lambda", "0.5", "--sweep", "eta=0.1"], "NAME=V1,V2"),
+    (["--lambda", "0.5", "--sweep", "T=1.5"], "not an integer"),
+    (["--lambda", "-0.9"], "no doubly stochastic"),
+])
+def test_bad_sweep_is_one_line_exit_2(capsys, argv, match):
+    code, _, err = run(capsys, "pep", "dfedavg", "--T", "2", "--eta", "0.1", *argv)
+    assert code == 2 and match in err and len(err.strip().splitlines()) == 1
