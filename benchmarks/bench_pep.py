@@ -46,7 +46,8 @@ def main() -> None:
     for spectral in (False, True):
         for m, K, T in grid:
             for where in (("averages", "all") if (m, K, T) == (3, 2, 5) else ("averages",)):
-                est = estimate_size("dfedavg", m, K, T, spectral=spectral, heterogeneity_at=where, sigma_g=True, B=True)
+                est = estimate_size("dfedavg", m, K, T, spectral=spectral, heterogeneity_at=where, sigma_g=True,
+                                    B=True)
                 r, sec, status = timed(m, K, T, spectral, where)
                 gram, cons = (r.size.gram, r.size.constraints) if r else (est.gram, est.constraints)
                 value = f"{r.value:.6g}" if r else ""

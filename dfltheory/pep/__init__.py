@@ -7,13 +7,17 @@ Public API::
     r = worst_case("dfedavg", m=3, K=2, T=5, eta=0.05, L=1, Delta=1, W=W, sigma_g=1, B=2)
     r.value            # certified upper bound on min_t ||grad f(x_bar^t)||^2 over the class
     worst_case("dfedavg", 3, 2, 5, 0.05, spectral=(-0.5, 0.5))   # every W with nonunit spectrum in [-0.5, 0.5]
+    compare(r, lam=0.5)["ratio"]   # dfedsam.thm4.1 at sigma_l = 0 over the worst case (and its named variants)
 
 See docs/pep.md for what each value certifies and the limits.
 """
 
+from dfltheory.pep.compare import VARIANTS, compare
 from dfltheory.pep.mixing import ExplicitMixing, SpectralClass, as_mixing
 from dfltheory.pep.problem import (ALGORITHMS, GAPS, HETEROGENEITY_AT, MAX_GRAM, MAX_SECONDS, PEPResult, PEPSolveError,
                                    Size, estimate_size, worst_case)
+from dfltheory.pep.sweep import W_lambda, plot, sweep
 
-__all__ = ["ALGORITHMS", "GAPS", "HETEROGENEITY_AT", "MAX_GRAM", "MAX_SECONDS", "ExplicitMixing", "PEPResult",
-           "PEPSolveError", "Size", "SpectralClass", "as_mixing", "estimate_size", "worst_case"]
+__all__ = ["ALGORITHMS", "GAPS", "HETEROGENEITY_AT", "MAX_GRAM", "MAX_SECONDS", "VARIANTS", "ExplicitMixing",
+           "PEPResult", "PEPSolveError", "Size", "SpectralClass", "W_lambda", "as_mixing", "compare", "estimate_size",
+           "plot", "sweep", "worst_case"]

@@ -29,7 +29,8 @@ def register(subparsers) -> None:
     p = subparsers.add_parser("pep", help="worst case by performance estimation (PEP) vs the theorem's bound",
                               description=__doc__.split("\n\n")[0], epilog=EXIT_CODES,
                               formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("algorithm", choices=sorted(ALGORITHMS), help="; ".join(f"{k}: {v[1]}" for k, v in ALGORITHMS.items()))
+    p.add_argument("algorithm", choices=sorted(ALGORITHMS),
+                   help="; ".join(f"{k}: {v[1]}" for k, v in ALGORITHMS.items()))
     p.add_argument("--m", type=int, default=None, help="number of agents (default: --n of the topology, or 3)")
     p.add_argument("--K", type=int, default=1, help="local steps per round (default 1)")
     p.add_argument("--T", type=int, default=3, help="rounds: the min runs over the T round-start averages (default 3)")
@@ -146,9 +147,12 @@ def run(args) -> int:
               f"{cmp['ratio']:.4g}")
         for name, v in cmp["terms"].items():
             print(f"    {name:>14} = {v:.6g}")
-        if cmp["finding"]:
-            print("  the bound is BELOW the PEP worst case: a candidate counter-example (the PEP relaxes the class; "
-                  "check interpolation before calling the theorem violated, docs/pep.md)")
+    for v in cmp["variants"]:
+        text = f"{v['bound']:.6g}   ratio {v['ratio']:.4g}" if v["bound"] is not None else f"no bound ({v['reason']})"
+        print(f"  variant {v['theorem']:<36} {text}" + ("   <- BELOW the worst case" if v["finding"] else ""))
+    if cmp["finding"]:
+        print("  a bound is BELOW the PEP worst case: a candidate counter-example (the PEP relaxes the class; "
+              "check interpolation before calling the theorem violated, docs/pep.md)")
     return code
 
 

@@ -14,9 +14,14 @@ from __future__ import annotations
 
 from dfltheory.pep.problem import PEPResult
 
-__all__ = ["THEOREM", "theorem_values", "compare"]
+__all__ = ["THEOREM", "VARIANTS", "theorem_values", "compare"]
 
 THEOREM = "dfedsam.thm4.1"
+#: The named readings of the same theorem (card dfedsam.md 6.6-6.9), each bounding the same quantity; those that
+#: model one gossip step only (Lemma E.2) apply at Q = 1.
+VARIANTS = ("dfedsam.thm4.1", "dfedsam.thm4.1.E2", "dfedsam.thm4.1.proofE2", "dfedsam.thm4.1.proofE3",
+            "dfedsam.thm4.1.corrected", "dfedsam.thm4.1.corrected_consensus", "dfedsam.thm4.1.tight")
+Q1_ONLY = ("dfedsam.thm4.1.E2", "dfedsam.thm4.1.proofE2")
 
 
 def theorem_values(result: PEPResult, lam: float) -> tuple[dict | None, str]:
@@ -34,25 +39,35 @@ def theorem_values(result: PEPResult, lam: float) -> tuple[dict | None, str]:
 
 
 def compare(result: PEPResult, lam: float) -> dict:
-    """The worst case, the theorem's bound at sigma_l = 0 and the ratio bound / worst case.
+    """The worst case, the theorem's bound at sigma_l = 0 and the ratio bound / worst case; ``variants`` the same
+    for its named readings (:data:`VARIANTS`).
 
     ``bound`` is None (with ``reason``) where no theorem covers the instance or a condition of the theorem fails
-    (then its formula bounds nothing). ``finding`` is True when the bound lies below the worst case: a candidate
-    counter-example only, see docs/pep.md.
+    (then its formula bounds nothing). ``finding`` is True when a bound (the theorem's or a variant's) lies below
+    the worst case: a candidate counter-example only, see docs/pep.md.
     """
+    values, reason = theorem_values(result, lam)
+    rows = [_one(tid, values, reason, result) for tid in VARIANTS if tid == THEOREM or values is None or
+            values["Q"] == 1 or tid not in Q1_ONLY]
+    if values is None:
+        rows = rows[:1]
+    out = dict(rows[0], lam=lam, worst_case=result.value, variants=rows[1:])
+    out["finding"] = any(r["finding"] for r in rows)
+    return out
+
+
+def _one(tid: str, values: dict | None, reason: str, result: PEPResult) -> dict:
     from dfltheory.bounds import get
 
-    out = dict(theorem=THEOREM, lam=lam, worst_case=result.value, bound=None, ratio=None, finding=False, reason="",
-               terms={}, failed_conditions=[])
-    values, reason = theorem_values(result, lam)
+    out = dict(theorem=tid, bound=None, ratio=None, finding=False, reason=reason, terms={}, failed_conditions=[])
     if values is None:
-        out["reason"] = reason
         return out
-    check = get(THEOREM).check(**values)
+    thm = get(tid)
+    check = thm.check(**{k: values[k] for k in thm.required})
     out["terms"] = dict(check.terms)
     if not check.is_bound:
         out["failed_conditions"] = [v.relation for v in check.conditions if v.holds is False]
-        out["reason"] = f"a condition of {THEOREM} fails ({'; '.join(out['failed_conditions'])}): its formula bounds " \
+        out["reason"] = f"a condition of {tid} fails ({'; '.join(out['failed_conditions'])}): its formula bounds " \
                         "nothing here"
         return out
     out["bound"] = float(check.value)

@@ -93,14 +93,16 @@ class SpectralClass:
         return max(abs(self.lo), abs(self.hi))
 
     def describe(self) -> str:
-        return f"spectral class: every symmetric doubly stochastic W with nonunit eigenvalues in [{self.lo:g}, {self.hi:g}]"
+        return (f"spectral class: every symmetric doubly stochastic W with nonunit eigenvalues in "
+                f"[{self.lo:g}, {self.hi:g}]")
 
 
 def as_mixing(W=None, spectral=None):
     """The mixing representation from exactly one of ``W`` (a matrix or :class:`ExplicitMixing`) and ``spectral``
     (a pair (lo, hi) or :class:`SpectralClass`)."""
     if (W is None) == (spectral is None):
-        raise ValueError("give exactly one of W= (an explicit mixing matrix) and spectral=(lo, hi) (the spectral class)")
+        raise ValueError("give exactly one of W= (an explicit mixing matrix) and spectral=(lo, hi) "
+                         "(the spectral class)")
     if W is not None:
         return W if isinstance(W, ExplicitMixing) else ExplicitMixing(W)
     if isinstance(spectral, SpectralClass):

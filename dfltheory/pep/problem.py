@@ -47,7 +47,8 @@ import numpy as np
 
 from dfltheory.pep.mixing import ExplicitMixing, SpectralClass, as_mixing
 
-__all__ = ["ACCEPTED_STATUSES", "ALGORITHMS", "GAPS", "HETEROGENEITY_AT", "PEPResult", "PEPSolveError", "Size", "estimate_size",
+__all__ = ["ACCEPTED_STATUSES", "ALGORITHMS", "GAPS", "HETEROGENEITY_AT", "PEPResult", "PEPSolveError", "Size",
+           "estimate_size",
            "worst_case", "MAX_GRAM", "MAX_SECONDS"]
 
 #: algorithm -> (gradient queries per local step, description)
@@ -106,8 +107,7 @@ class PEPResult:
     settings: dict = field(default_factory=dict)
 
     def to_dict(self) -> dict:
-        d = asdict(self)
-        return d
+        return asdict(self)
 
 
 def _check(algorithm, m, K, T, eta, L, Delta, sigma_g, B, rho, Q, gap, heterogeneity_at):
@@ -195,7 +195,7 @@ def worst_case(algorithm: str, m: int, K: int, T: int, eta: float, L: float = 1.
                          "reduce m, K or T (about m (T (K + 1))^2 constraints, solve time ~ constraints^2)")
     settings = dict(algorithm=algorithm, m=m, K=K, T=T, eta=eta, L=L, Delta=Delta, sigma_g=sigma_g, B=B, rho=rho,
                     Q=Q, gap=gap, heterogeneity_at=heterogeneity_at, mixing=mixing.describe())
-    problem, n_points = _build(algorithm, m, K, T, eta, L, Delta, mixing, sigma_g, B, rho, Q, gap, heterogeneity_at)
+    problem = _build(algorithm, m, K, T, eta, L, Delta, mixing, sigma_g, B, rho, Q, gap, heterogeneity_at)
     return _solve(problem, solver, size, settings, ACCEPTED_STATUSES[:1] if strict else ACCEPTED_STATUSES)
 
 
@@ -290,7 +290,7 @@ def _build(algorithm, m, K, T, eta, L, Delta, mixing, sigma_g, B, rho, Q, gap, h
         V = [[hi * xi - yi for xi, yi in zip(X, Y)] for X, Y in consensus]  # hi X - Y
         matrix = [[0.5 * (inner(U[s], V[r]) + inner(U[r], V[s])) for r in range(S)] for s in range(S)]
         problem.add_psd_matrix(matrix)
-    return problem, Point.counter
+    return problem
 
 
 def _sum(exprs):
@@ -374,8 +374,8 @@ def _solve(problem, solver, estimate, settings, accepted) -> PEPResult:
     if bad:
         detail = ", ".join(f"{k} = {v:.3g}" for k, v in bad.items())
         raise PEPSolveError(f"the SDP solve by {solver_name} (status {status!r}) is not accurate enough to certify a "
-                            f"worst case ({detail}; tolerances: dual {TOL_FEASIBILITY:g}, primal {TOL_PRIMAL:g}, gap {TOL_GAP:g}, "
-                            f"proof {TOL_PROOF:g}, times max(1, value)); no worst case is reported: try a smaller K or T, "
-                            "L = Delta = 1, or solver='SCS'")
+                            f"worst case ({detail}; tolerances: dual {TOL_FEASIBILITY:g}, primal {TOL_PRIMAL:g}, "
+                            f"gap {TOL_GAP:g}, proof {TOL_PROOF:g}, times max(1, value)); no worst case is reported: "
+                            "try a smaller K or T, L = Delta = 1, or solver='SCS'")
     return PEPResult(value=value, primal=primal, status=status, solver=solver_name, seconds=seconds, size=size,
                      diagnostics=diag, settings=settings)

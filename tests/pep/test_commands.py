@@ -84,3 +84,12 @@ def test_sweep_T_is_non_increasing_text(capsys):
 def test_bad_sweep_is_one_line_exit_2(capsys, argv, match):
     code, _, err = run(capsys, "pep", "dfedavg", "--T", "2", "--eta", "0.1", *argv)
     assert code == 2 and match in err and len(err.strip().splitlines()) == 1
+
+
+def test_variants_of_the_theorem_are_compared(capsys):
+    code, out, _ = run(capsys, "pep", "dfedavg-mgs", "--K", "1", "--T", "3", "--eta", "0.1",
+                       "--set", "sigma_g=1", "B=2", "Q=2", "--lambda", "0.5", "--json")
+    d = json.loads(out)
+    ids = {v["theorem"] for v in d["variants"]}
+    assert code == 0 and "dfedsam.thm4.1.tight" in ids and "dfedsam.thm4.1.E2" not in ids  # E2 models Q = 1 only
+    assert all(v["bound"] > d["worst_case"] for v in d["variants"])
