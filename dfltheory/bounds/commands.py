@@ -43,6 +43,8 @@ def register(subparsers) -> None:
     p.add_argument("--set", nargs="+", default=[], metavar="NAME=VALUE", help="values, e.g. eta=0.01 K=5 T=1000")
     p.add_argument("--topology", help="take topology constants from this topology, NAME or NAME:key=value,... "
                    "(see `dfltheory topology`)")
+    p.add_argument("--matrix", metavar="FILE", help="take topology constants from your own mixing matrix W (or "
+                   "push-sum P): .npy, .csv or Matrix Market .mtx (instead of --topology)")
     p.add_argument("--n", type=int, help="number of clients of the topology")
     p.add_argument("--weights", default="default", help="mixing-weight rule of the topology (default: the topology's own)")
     p.add_argument("--seed", type=int, default=0, help="seed of random topologies")
@@ -168,13 +170,16 @@ def _check(args) -> int:
     thm = get(args.id)
     values = parse_assignments(args.set)
     topo_report = topo = None
-    if args.topology:
+    if args.topology or args.matrix:
+        if args.matrix and (args.topology or args.n is not None or args.weights != "default"):
+            raise ValueError("--matrix FILE gives the whole mixing matrix: drop --topology, --n and --weights")
         topo, topo_report = topology_values(thm, args.topology, args.n, args.weights, args.seed,
                                             Q=int(values.get("Q", 1)), push_sum=args.push_sum,
-                                            K_u=int(values.get("K_u", 1)))
+                                            K_u=int(values.get("K_u", 1)), matrix=args.matrix)
         clash = {k for k in topo if k in values and values[k] != topo[k]}
         if clash:
-            raise ValueError(f"{sorted(clash)} given with --set and also by --topology {args.topology}; give one")
+            raise ValueError(f"{sorted(clash)} given with --set and also by --{'matrix' if args.matrix else 'topology'}"
+                             f" {args.matrix or args.topology}; give one")
         values.update(topo)
     result = thm.check(conditions=args.conditions, **values)
     solved = None
@@ -193,8 +198,9 @@ def _check(args) -> int:
         return _exit_code(result)
     print(f"{thm.id}: {thm.title}")
     print(f"  bounds {thm.quantity}" + ("  [O(.) taken with constants 1]" if thm.big_o else ""))
-    if args.topology:
-        print(f"  topology {args.topology}, n = {args.n}, weights {topo_report['weights']}"
+    if topo is not None:
+        print(f"  topology {args.topology or 'from ' + args.matrix}, n = {topo_report['n']}, "
+              f"weights {topo_report['weights']}"
               + (f", push-sum constants {args.push_sum}" if {"C", "q"} & set(topo) else "") + ": "
               + ", ".join(f"{k} = {_fmt(v)}" for k, v in values.items() if k in topo))
     extra = f"   ({result.infinite_reason})" if result.infinite_reason else ""

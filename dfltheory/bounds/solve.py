@@ -15,7 +15,10 @@ where it holds further out). So a symbolic answer is never returned unchecked:
 
 The numeric answer can miss only a window narrower than one grid cell opened by a single condition that changes
 twice inside that cell (grid cells are 6 % wide between 1e-60 and 1e60), which the papers' conditions
-(polynomials of low degree in the solved symbol) do not produce at the grid's resolution.
+(polynomials of low degree in the solved symbol) do not produce at the grid's resolution. Where a condition is
+decided by rounding (its two sides equal to the last bits), the answer follows the floating-point evaluation, as
+:meth:`~dfltheory.bounds.theorem.Theorem.check` does; a piece found only within 1e-9 of an open end of a bounded
+domain (alpha, q, lambda -> 1), where formulas like (1 - alpha^K)/(1 - alpha) have lost every digit, is dropped.
 """
 
 from __future__ import annotations
@@ -157,7 +160,7 @@ def _grid(var: Var) -> np.ndarray:
     else:
         unit = offsets[offsets < 1]
         pts = [lo + (hi - lo) * unit, hi - (hi - lo) * unit, [(lo + hi) / 2]]
-    pts.append([lo, hi])
+    pts.append([lo, hi, math.nextafter(lo, math.inf), math.nextafter(hi, -math.inf)])
     p = np.unique(np.concatenate([np.asarray(x, dtype=float) for x in pts]))
     p = p[np.isfinite(p)]
     inside = (p > lo) if var.low_open else (p >= lo)
@@ -204,6 +207,17 @@ def _runs(points: np.ndarray, ok: np.ndarray, var: Var, first: float, last: floa
     return out
 
 
+def _noise(run, var: Var) -> bool:
+    """A piece that lies wholly within 1e-9 (relative) of an open, finite end of a bounded domain, which no
+    condition can be trusted to decide there: formulas such as (1 - alpha^K)/(1 - alpha) or C/(1 - q) lose all
+    their digits as alpha, q -> 1, and the floats they give there are rounding noise."""
+    lo, hi, _, _ = run
+    if not (math.isfinite(var.low) and math.isfinite(var.high)):
+        return False
+    band = 1e-9 * (var.high - var.low)
+    return (var.high_open and lo >= var.high - band) or (var.low_open and hi <= var.low + band)
+
+
 def _integer_runs(runs, holds: Callable[[float], bool]):
     """The integers inside continuous runs, with ends checked where a boundary sits within rounding of one."""
     out = []
@@ -231,18 +245,18 @@ def _low_degree(rel, x: sp.Symbol) -> bool:
     """Whether a relation's slack is a ratio of polynomials of degree <= 2 in ``x``: sympy solves those quickly;
     on higher degrees and other forms it can take seconds, and the numeric answer stands alone."""
     num, den = sp.fraction(sp.together(rel.lhs - rel.rhs))
-    return all(p.is_polynomial(x) and sp.degree(p, x) <= _SYMBOLIC_DEGREE for p in (num, den))
+    return all(p.is_polynomial(x) and sp.Poly(p, x).degree() <= _SYMBOLIC_DEGREE for p in (num, den))
 
 
 def _symbolic(conditions, x: sp.Symbol, subs: Mapping, var: Var) -> tuple[sp.Set | None, str]:
     region = var.interval()
     for cond in conditions:
+        if not _low_degree(cond.relation, x):  # decided before substituting: subs of x^K at K = 100 is slow
+            return None, f"{sp.sstr(cond.relation)} is not a ratio of polynomials of degree <= 2 in {x}"
         rel = cond.relation.subs(subs)
         if rel in (sp.true, sp.false):
             region = region if rel == sp.true else sp.EmptySet
             continue
-        if not _low_degree(rel, x):
-            return None, f"{sp.sstr(cond.relation)} is not a ratio of polynomials of degree <= 2 in {x}"
         try:
             solved = sp.solveset(rel, x, domain=sp.S.Reals)
         except Exception as exc:  # noqa: BLE001 - sympy raises many kinds; the numeric answer stands
@@ -286,8 +300,7 @@ def solve(var: Var, conditions: Sequence, values: Mapping[str, float]) -> Soluti
     every other symbol they involve fixed by ``values`` (floats); see the module docstring for the method."""
     name = var.name
     x = var.symbol
-    subs = {s: sp.nsimplify(float(v), rational=True)
-            for k, v in values.items() if (s := _symbol_of(conditions, k)) is not None}
+    subs = {s: sp.Float(float(v)) for k, v in values.items() if (s := _symbol_of(conditions, k)) is not None}
     fixed = {k: float(v) for k, v in values.items()}
 
     def holds_all(pts) -> np.ndarray:
@@ -319,7 +332,14 @@ def solve(var: Var, conditions: Sequence, values: Mapping[str, float]) -> Soluti
     hi_ok = (points < var.high) if var.high_open else (points <= var.high)
     points = points[lo_ok & hi_ok]
     ok = np.broadcast_to(holds_all(points), points.shape)
-    runs = _runs(points, ok, var, float(grid[0]), float(grid[-1]))
+    # where all conditions together change between two neighbours that are not adjacent floats (one condition's
+    # change met another's exact boundary there), locate the change too
+    refine = [k for k in np.flatnonzero(ok[1:] != ok[:-1]) if math.nextafter(points[k], math.inf) != points[k + 1]]
+    if refine:
+        extra = [e for k in refine for e in _bisect(holds, float(points[k]), float(points[k + 1]))]
+        points = np.unique(np.concatenate([points, extra]))
+        ok = np.broadcast_to(holds_all(points), points.shape)
+    runs = [r for r in _runs(points, ok, var, float(grid[0]), float(grid[-1])) if not _noise(r, var)]
     if var.integer:
         runs = _integer_runs(runs, holds)
 

@@ -10,11 +10,12 @@ PGP = {"q": "q_pgp", "C": "C_pgp"}  # seed 003's own form, E = (K_u + 1) Delta B
 SPECTRAL = ("lambda", "psi", "Phi")  # defined for a symmetric doubly stochastic W only (Definition 1)
 
 
-def topology_values(theorem: Theorem, topology: str, n: int | None, weights: str = "default", seed: int = 0,
-                    Q: int = 1, push_sum: str = "theory", K_u: int = 1, **params) -> tuple[dict, dict]:
+def topology_values(theorem: Theorem, topology: str | None, n: int | None, weights: str = "default", seed: int = 0,
+                    Q: int = 1, push_sum: str = "theory", K_u: int = 1, matrix=None, **params) -> tuple[dict, dict]:
     """Values of the theorem's topology symbols (those with a ``topology_key``: lambda, psi, m, C, q, delta, ...)
-    for a named topology (``NAME`` or ``NAME:key=value,...``), and the full
-    :func:`dfltheory.topology.analyze` report they come from.
+    for a named topology (``NAME`` or ``NAME:key=value,...``), or for the user's own ``matrix`` (an array or a
+    .npy/.csv/.mtx file, :func:`dfltheory.topology.load_matrix`; ``topology``, ``n``, ``weights`` then unused),
+    and the full :func:`dfltheory.topology.analyze` report they come from.
 
     ``push_sum="theory"`` takes C and q from the lemma the paper cites (Assran et al.'s Lemma 3; DFedPGP's own
     (K_u + 1) Delta B form for its theorems), often vacuous; ``"measured"`` takes the rate and constant fitted to
@@ -26,15 +27,21 @@ def topology_values(theorem: Theorem, topology: str, n: int | None, weights: str
     >>> values                                                                  # doctest: +SKIP
     {'lam': 0.99868..., 'm': 100.0}
     """
-    from dfltheory.topology import analyze
+    from dfltheory.topology import analyze, analyze_matrix
     from dfltheory.topology.commands import parse_spec
 
     if push_sum not in ("theory", "measured"):
         raise ValueError(f"push_sum must be 'theory' or 'measured', got {push_sum!r}")
-    if n is None:
-        raise ValueError("a named topology needs n, the number of clients (--n on the command line)")
-    name, spec_params = parse_spec(topology)
-    report = analyze(name, n, weights=weights, seed=seed, Q=Q, K_u=K_u, **{**spec_params, **params})
+    if matrix is not None:
+        if topology is not None:
+            raise ValueError("give a named topology or a matrix file, not both (--topology or --matrix)")
+        report = analyze_matrix(matrix, Q=Q, K_u=K_u)
+        topology = str(matrix) if isinstance(matrix, (str, bytes)) or hasattr(matrix, "__fspath__") else "matrix"
+    else:
+        if n is None:
+            raise ValueError("a named topology needs n, the number of clients (--n on the command line)")
+        name, spec_params = parse_spec(topology)
+        report = analyze(name, n, weights=weights, seed=seed, Q=Q, K_u=K_u, **{**spec_params, **params})
     rename = MEASURED if push_sum == "measured" else PGP if theorem.paper == "dfedpgp" else {}
     out = {}
     for var in theorem.variables:

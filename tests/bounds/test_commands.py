@@ -172,3 +172,26 @@ def test_cancelling_effective_step_is_an_error_not_a_silent_inf():
     assert t.evaluate(lam_pen=1e-9, **v) == pytest.approx(3.616, rel=1e-3)
     with pytest.raises(DomainError, match="overflows to inf"):
         t.evaluate(lam_pen=1e-15, **v)
+
+
+def test_check_takes_the_users_own_matrix(capsys, tmp_path):
+    """Issue 11 §5: --matrix FILE gives the same constants as the named topology it stores."""
+    path = tmp_path / "ring16.npy"
+    np.save(path, _ring(16))
+    named = json.loads(run(capsys, "check", "dfedsam.thm4.1", "--set", *SAM, "--topology", "ring", "--n", "16",
+                           "--json")[1])
+    code, out, _ = run(capsys, "check", "dfedsam.thm4.1", "--set", *SAM, "--matrix", str(path), "--json")
+    mine = json.loads(out)
+    assert code == 0 and mine["values"]["lam"] == pytest.approx(named["values"]["lam"], rel=1e-12)
+    assert mine["value"] == pytest.approx(named["value"], rel=1e-12)
+    code, _, err = run(capsys, "check", "dfedsam.thm4.1", "--set", *SAM, "--matrix", str(path), "--topology", "ring")
+    assert code == 2 and "drop --topology" in err
+    code, _, err = run(capsys, "check", "dfedsam.thm4.1", "--set", *SAM, "--matrix", str(tmp_path / "no.npy"))
+    assert code == 2 and "does not exist" in err
+
+
+def _ring(n):
+    W = np.zeros((n, n))
+    for i in range(n):
+        W[i, i] = W[i, (i + 1) % n] = W[i, (i - 1) % n] = 1 / 3
+    return W

@@ -7,6 +7,7 @@ import sympy as sp
 from dfltheory.bounds import COMMON, Condition, DomainError, Source, Theorem
 
 P = dict(eta=0.01, K=5, T=100, L=2.0, lam=0.5, f0_minus_fstar=3.0, sigma_l=1.5)
+eta = COMMON["eta"].symbol
 
 
 def by_hand(eta, K, T, L, lam, f0_minus_fstar, sigma_l):
@@ -136,3 +137,32 @@ def test_condition_must_be_an_inequality():
 def test_describe_mentions_source_and_conditions(toy):
     text = toy.describe()
     assert "seed 999 L1-2, eq. (1)" in text and "step size" in text and "[SEED]" in text
+
+
+@pytest.mark.parametrize("value,message", [(None, "is not a number"), ("abc", "is not a number"),
+                                           ([1e-3, 2e-3], "are arrays"), (np.array([1e-3]), "are arrays")])
+def test_check_refuses_what_is_not_one_number(toy, value, message):
+    """Issue 11 §4: a list, an array or None gave a TypeError; now one clear error (evaluate() takes arrays)."""
+    with pytest.raises(ValueError, match=message):
+        toy.check(**{**P, "eta": value})
+
+
+def test_evaluate_and_valid_take_lists_elementwise(toy):
+    out = toy.evaluate(**{**P, "eta": [1e-3, 2e-3]})
+    assert out.shape == (2,) and out[0] == pytest.approx(toy.evaluate(**{**P, "eta": 1e-3}))
+    assert list(toy.valid(**{**P, "eta": [1e-3, 1.0]})) == [True, False]
+
+
+def test_get_refuses_a_non_string_id():
+    from dfltheory.bounds import get
+
+    with pytest.raises(TypeError, match="a theorem id is a string"):
+        get(None)
+
+
+def test_a_condition_the_toolkit_adds_must_say_why():
+    with pytest.raises(ValueError, match="say why"):
+        Condition(eta <= 1, "made up", Source("0", "L0", tag="DERIVED"))
+    assert Condition(eta <= 1, "stated", Source("0", "L0")).origin == "paper"
+    with pytest.raises(ValueError, match="origin"):
+        Condition(eta <= 1, "x", origin="mine")
