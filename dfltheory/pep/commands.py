@@ -181,14 +181,17 @@ def _sweep(args, kw, W, spectral, m, lam, source) -> int:
         print(f"dfltheory pep: error: {' '.join(str(err).split())}", file=sys.stderr)
         return 3
     if figure:
-        plot(rows, figure, title=f"{args.algorithm}, m = {m}, K = {args.K}, T = {args.T}, eta = {args.eta:g}")
+        plot(rows, figure, title=f"{args.algorithm}, m = {m}, K = {args.K}" + (f", T = {args.T}" if name != "T" else "")
+             + f", eta = {args.eta:g}")
     code = 1 if any(r["finding"] for r in rows) else 0
     if args.json:
         print(json.dumps(jsonable({"mixing": source if name == "T" else
                                    ("class [-lam, lam]" if args.lambda_range is not None else "W(lam)"),
                                    "rows": rows}), indent=1))
         return code
-    print(f"{args.algorithm}: m = {m}, K = {args.K}, T = {args.T}, eta = {args.eta:g}; sweep over {name}")
+    fixed = f", T = {args.T}" if name != "T" else ""
+    print(f"{args.algorithm}: m = {m}, K = {args.K}{fixed}, eta = {args.eta:g}; {source if name == 'T' else ''}"
+          f"{'; ' if name == 'T' else ''}sweep over {name}")
     print(f"  {name:>8} {'worst case':>12} {'bound':>12} {'ratio':>10} {'seconds':>8}")
     for r in rows:
         bound = f"{r['bound']:12.6g}" if r["bound"] is not None else f"{'none':>12}"
