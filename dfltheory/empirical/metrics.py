@@ -13,7 +13,8 @@
 | models_sent             | models sent so far (cumulative communication volume) |
 
 x_bar^t is the average the theory means (``Algorithm.average``): the mean of the round-start models, and for
-DFedCata the mean of the aggregated models a_bar^t (card dfedcata §3.1 "output").
+DFedCata the mean of the aggregated models a_bar^t (card dfedcata §3.1 "output"); with ``sequential=True`` (the
+authors' one-client-at-a-time schedule) the mean of the trained local models, which the public code evaluates.
 
 DFedPGP (personal v_i, shared u_i, push-sum weights mu_i; card dfedpgp §2, §6.6, §10.18) replaces the
 global-model keys by its own (:func:`measure_personal`):
