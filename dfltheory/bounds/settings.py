@@ -53,22 +53,21 @@ def violations(setting: ExperimentSetting, name: str = "L", **constants) -> list
         raise ValueError(f"--free {name}: {name!r} is not a symbol of {thm.id}; choose one of "
                          + ", ".join(f"{n} ({v.meaning})" for n, v in sorted(thm.symbols.items())))
     var = thm.symbols[name]
-    x = var.symbol
-    known = {**setting.values, **constants}
-    known.pop(name, None)
-    subs = {thm.symbols[k].symbol: sp.nsimplify(float(v), rational=True) for k, v in known.items() if k in thm.symbols}
+    known = {k: float(v) for k, v in {**setting.values, **constants}.items() if k in thm.symbols and k != name}
+    subs = {thm.symbols[k].symbol: sp.Float(v) for k, v in known.items()}
     out = []
     for cond in thm.conditions:
-        rel = cond.relation.subs(subs)
-        missing = sorted(str(s) for s in rel.free_symbols - {x})
+        rel = cond.relation.subs(subs)  # sympy may decide it for every value of what is left (positivity)
+        missing = [] if rel in (sp.true, sp.false) else sorted(set(cond.names) - set(known) - {name})
         entry = {"text": cond.text, "relation": sp.sstr(cond.relation), "origin": cond.origin, "missing": missing}
         if missing:
             entry.update(holds=None, violated_for=None)
-        elif x not in rel.free_symbols:
-            entry.update(holds=bool(rel), violated_for=None if bool(rel) else f"all {name}")
+        elif name not in cond.names or rel in (sp.true, sp.false):
+            holds = bool(rel) if rel in (sp.true, sp.false) else bool(cond.holds_at(known))
+            entry.update(holds=holds, violated_for=None if holds else f"all {name}")
         else:
             broken = Condition(cond.relation.negated, cond.text, cond.source, cond.origin, cond.why)
-            bad = solve(var, [broken], {k: float(v) for k, v in known.items() if k in cond.names})
+            bad = solve(var, [broken], {k: known[k] for k in cond.names if k != name})
             entry.update(holds=None if not bad.empty else True, violated_for=None if bad.empty else bad.text())
         out.append(entry)
     return out

@@ -289,7 +289,7 @@ def _close(a: float, b: float) -> bool:
     return abs(a - b) <= _RTOL * max(abs(a), abs(b)) + 1e-300
 
 
-def _agrees(sym: list[tuple[float, float]], num, var: Var) -> bool:
+def _agrees(sym: list[tuple[float, float]], num) -> bool:
     if len(sym) != len(num):
         return False
     return all(_close(s[0], n[0]) and _close(s[1], n[1]) for s, n in zip(sym, num))
@@ -346,7 +346,7 @@ def solve(var: Var, conditions: Sequence, values: Mapping[str, float]) -> Soluti
     if sym_pieces is None:
         method = f"numeric ({why or 'sympy returned a set that is not a union of intervals'})"
         exact = None
-    elif (_agrees_integer(exact, runs) if var.integer else _agrees(sym_pieces, runs, var)):
+    elif (_agrees_integer(exact, runs) if var.integer else _agrees(sym_pieces, runs)):
         method = "symbolic, verified numerically"
     else:
         method = (f"numeric (sympy's solveset gave {_pieces_text(sym_pieces, name)}, which the conditions "

@@ -24,7 +24,7 @@ from dfltheory.bounds.solve import Solution, solve
 from dfltheory.bounds.symbols import DomainError, Var
 
 __all__ = ["Source", "Condition", "Verdict", "Check", "Theorem", "TAGS", "ORIGINS", "CONDITION_SETS", "DomainError",
-           "Solution", "interval_text"]
+           "Solution"]
 
 #: Provenance tags, as the theorem cards use them.
 TAGS = {
@@ -591,19 +591,3 @@ class Theorem:
         if self.notes:
             lines.append("  notes: " + self.notes)
         return "\n".join(lines)
-
-
-def interval_text(region: sp.Set, name: str) -> str:
-    """``name in (0, 0.002]`` for a sympy set of real values (unions joined by ``or``)."""
-    def num(v):
-        return "inf" if v in (sp.oo, -sp.oo) else f"{float(v):.4g}"
-
-    parts = []
-    for iv in region.args if isinstance(region, sp.Union) else [region]:
-        if isinstance(iv, sp.Interval):
-            lo = "(" if iv.left_open else "["
-            hi = ")" if iv.right_open else "]"
-            parts.append(f"{name} in {lo}{num(iv.start)}, {num(iv.end)}{hi}")
-        else:
-            parts.append(f"{name} in {iv}")
-    return " or ".join(parts)
