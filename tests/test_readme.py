@@ -25,9 +25,15 @@ def test_readme_check_example_gives_its_numbers():
     res = scope["res"]
     assert res.value > 0 and res.dominant_term == "topology" and all(v.holds for v in res.conditions)
     assert scope["thm"].largest("eta", K=5, L=10) == pytest.approx(1 / (10 * 5 * 10))  # eta <= 1/(10 K L)
+    assert "thm.solve(\"eta\", \"paper\", K=5, L=10).text()   # the paper's conditions alone: 'eta in (0, 0.002]'" \
+        in BLOCKS[0] and scope["thm"].solve("eta", "paper", K=5, L=10).text() == "eta in (0, 0.002]"
 
 
-def test_readme_property_test_example_passes():
+def test_readme_property_test_example_passes_and_can_fail():
     scope = run_block(BLOCKS[1])
     # hypothesis draws its examples when the test is called: its assertion raises on a counterexample
-    scope["test_gossip_contracts_by_lambda"]()
+    assert scope["test_gossip_contracts_by_lambda"]() is None
+    wrong = BLOCKS[1].replace("spectrum(W).lam * dev(X)", "0.5 * spectrum(W).lam * dev(X)")
+    assert wrong != BLOCKS[1]
+    with pytest.raises(AssertionError):  # a contraction claimed too strong is caught by the same property
+        run_block(wrong)["test_gossip_contracts_by_lambda"]()
