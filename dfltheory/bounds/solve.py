@@ -104,7 +104,7 @@ class Solution:
                 else:
                     parts.append(f"{self.name} in {{{_int(lo)}, ..., {_int(hi)}}}")
             return " or ".join(parts)
-        ends = _exact_ends(self.exact) if self.exact is not None else None
+        ends = _pieces(self.exact) if self.exact is not None else None
         parts = []
         for i, (lo, hi, lc, hc) in enumerate(self.intervals):
             if ends is not None:
@@ -117,13 +117,19 @@ class Solution:
         return " or ".join(parts)
 
     def to_dict(self) -> dict:
-        def js(x):
-            return x if math.isfinite(x) else ("inf" if x > 0 else "-inf")
-
+        js = json_number
         return {"name": self.name, "admissible": self.text(), "method": self.method,
                 "intervals": [[js(lo), js(hi), lc, hc] for lo, hi, lc, hc in self.intervals],
                 "largest": None if self.empty else js(self.largest),
                 "smallest": None if self.empty else js(self.smallest)}
+
+
+def json_number(x) -> float | str:
+    """A float for JSON output: infinities as the strings ``"inf"`` / ``"-inf"`` (bare Infinity is not JSON)."""
+    x = float(x)
+    if math.isinf(x):
+        return "inf" if x > 0 else "-inf"
+    return x
 
 
 def _sym(x: float):
@@ -136,14 +142,6 @@ def _num(x: float) -> str:
 
 def _int(x: float) -> str:
     return f"{int(x):,}".replace(",", "_") if abs(x) >= 1e6 else str(int(x))
-
-
-def _exact_ends(region: sp.Set) -> list[tuple[float, float, bool, bool]] | None:
-    """(low, high, low_closed, high_closed) of each piece of a union of intervals, else None."""
-    pieces = region.args if isinstance(region, sp.Union) else (region,)
-    if not all(isinstance(p, sp.Interval) for p in pieces):
-        return None
-    return [(float(p.start), float(p.end), not p.left_open, not p.right_open) for p in pieces]
 
 
 # ----------------------------------------------------------------------------------------------- numeric scan
@@ -163,9 +161,7 @@ def _grid(var: Var) -> np.ndarray:
     pts.append([lo, hi, math.nextafter(lo, math.inf), math.nextafter(hi, -math.inf)])
     p = np.unique(np.concatenate([np.asarray(x, dtype=float) for x in pts]))
     p = p[np.isfinite(p)]
-    inside = (p > lo) if var.low_open else (p >= lo)
-    inside &= (p < hi) if var.high_open else (p <= hi)
-    return p[inside]
+    return p[var.within(p)]
 
 
 def _bisect(pred: Callable[[float], bool], a: float, b: float) -> tuple[float, float]:
@@ -267,17 +263,17 @@ def _symbolic(conditions, x: sp.Symbol, subs: Mapping, var: Var) -> tuple[sp.Set
     return region, ""
 
 
-def _pieces(region: sp.Set) -> list[tuple[float, float]] | None:
-    """Float (low, high) of each piece of a union of intervals; None for any other kind of set."""
+def _pieces(region: sp.Set) -> list[tuple[float, float, bool, bool]] | None:
+    """(low, high, low_closed, high_closed) of each piece of a union of intervals (a point is a closed piece),
+    sorted; None for any other kind of set."""
     if region is sp.EmptySet or region.is_empty:
         return []
-    pieces = region.args if isinstance(region, sp.Union) else (region,)
     out = []
-    for p in pieces:
+    for p in region.args if isinstance(region, sp.Union) else (region,):
         if isinstance(p, sp.Interval):
-            out.append((float(p.start), float(p.end)))
+            out.append((float(p.start), float(p.end), not p.left_open, not p.right_open))
         elif isinstance(p, sp.FiniteSet) and all(v.is_real for v in p):
-            out.extend((float(v), float(v)) for v in p)
+            out.extend((float(v), float(v), True, True) for v in p)
         else:
             return None
     return sorted(out)
@@ -289,7 +285,7 @@ def _close(a: float, b: float) -> bool:
     return abs(a - b) <= _RTOL * max(abs(a), abs(b)) + 1e-300
 
 
-def _agrees(sym: list[tuple[float, float]], num) -> bool:
+def _agrees(sym, num) -> bool:
     if len(sym) != len(num):
         return False
     return all(_close(s[0], n[0]) and _close(s[1], n[1]) for s, n in zip(sym, num))
@@ -323,14 +319,12 @@ def solve(var: Var, conditions: Sequence, values: Mapping[str, float]) -> Soluti
         for k in np.flatnonzero(h[1:] != h[:-1]):
             extra.extend(_bisect(lambda v, c=cond: bool(c.holds_at({**fixed, name: np.float64(v)})),
                                  float(grid[k]), float(grid[k + 1])))
-    for lo, hi in sym_pieces or ():
+    for lo, hi, _, _ in sym_pieces or ():
         for e in (lo, hi):
             if math.isfinite(e):
                 extra.extend([e, math.nextafter(e, -math.inf), math.nextafter(e, math.inf)])
     points = np.unique(np.concatenate([grid, np.asarray(extra, dtype=float)]))
-    lo_ok = (points > var.low) if var.low_open else (points >= var.low)
-    hi_ok = (points < var.high) if var.high_open else (points <= var.high)
-    points = points[lo_ok & hi_ok]
+    points = points[var.within(points)]
     ok = np.broadcast_to(holds_all(points), points.shape)
     # where all conditions together change between two neighbours that are not adjacent floats (one condition's
     # change met another's exact boundary there), locate the change too
@@ -377,7 +371,8 @@ def _agrees_integer(exact: sp.Set, runs) -> bool:
 def _pieces_text(pieces, name: str) -> str:
     if not pieces:
         return "the empty set"
-    return " or ".join(f"{name} in [{_num(a)}, {_num(b)}]" for a, b in pieces)
+    return " or ".join(f"{name} in {'[' if ac else '('}{_num(a)}, {_num(b)}{']' if bc else ')'}"
+                       for a, b, ac, bc in pieces)
 
 
 def _symbol_of(conditions, name: str) -> sp.Symbol | None:

@@ -61,6 +61,12 @@ class Var:
         hi = sp.Float(self.high) if math.isfinite(self.high) else sp.oo
         return sp.Interval(lo, hi, self.low_open, self.high_open and self.infinite_at_high is None)
 
+    def within(self, arr):
+        """Elementwise: whether values lie in the interval between ``low`` and ``high`` with its open or closed
+        ends (integrality and a documented infinite end are :meth:`validate`'s business)."""
+        inside = (arr > self.low) if self.low_open else (arr >= self.low)
+        return inside & ((arr < self.high) if self.high_open else (arr <= self.high))
+
     def validate(self, value) -> str | None:
         """Raise :class:`DomainError` if ``value`` (scalar or array) leaves the domain.
 
@@ -72,8 +78,7 @@ class Var:
         if not np.all(np.isfinite(arr)) and not (np.all(~np.isnan(arr))):
             raise DomainError(f"{self.name} = {value!r} contains NaN; {self.name} is {self.meaning}, domain {self.domain_text}")
         at_high = arr == self.high
-        inside = (arr > self.low) if self.low_open else (arr >= self.low)
-        inside &= (arr < self.high) if self.high_open else (arr <= self.high)
+        inside = self.within(arr)
         if self.infinite_at_high is not None:
             inside |= at_high
         if self.integer:

@@ -20,7 +20,7 @@ from functools import cached_property
 import numpy as np
 import sympy as sp
 
-from dfltheory.bounds.solve import Solution, solve
+from dfltheory.bounds.solve import Solution, json_number, solve
 from dfltheory.bounds.symbols import DomainError, Var
 
 __all__ = ["Source", "Condition", "Verdict", "Check", "Theorem", "TAGS", "ORIGINS", "CONDITION_SETS", "DomainError",
@@ -251,24 +251,17 @@ class Check:
         return {
             "id": self.id,
             "quantity": self.quantity,
-            "value": _json_number(self.value),
+            "value": json_number(self.value),
             "is_bound": self.is_bound,
-            "terms": {k: _json_number(v) for k, v in self.terms.items()},
+            "terms": {k: json_number(v) for k, v in self.terms.items()},
             "dominant_term": self.dominant_term,
             "conditions": [v.to_dict() for v in self.conditions],
             "conditions_used": self.selected,
             "paper_conditions_hold": self.paper_ok,
             "all_conditions_hold": self.all_ok,
             "infinite_reason": self.infinite_reason,
-            "values": {k: _json_number(v) for k, v in self.values.items()},
+            "values": {k: json_number(v) for k, v in self.values.items()},
         }
-
-
-def _json_number(x):
-    x = float(x)
-    if math.isinf(x):
-        return "inf" if x > 0 else "-inf"
-    return x
 
 
 @dataclass(frozen=True)

@@ -54,6 +54,12 @@ def debias(x: torch.Tensor, w: torch.Tensor | None, shared: torch.Tensor | None 
     return x / w if shared is None else torch.where(shared, x / w, x)
 
 
+def _nonnegative(name: str, value: float) -> float:
+    if value < 0:
+        raise ValueError(f"{name} must be >= 0, got {value}")
+    return value
+
+
 def _row_norm(t: torch.Tensor) -> torch.Tensor:
     return t.norm(dim=1, keepdim=True)
 
@@ -94,9 +100,7 @@ class sam(Transform):
     name = "sam"
 
     def __init__(self, rho: float):
-        if rho < 0:
-            raise ValueError(f"rho must be >= 0, got {rho}")
-        self.rho = rho
+        self.rho = _nonnegative("rho", rho)
 
     def direction(self, d, ctx):
         z = ctx.point
@@ -125,9 +129,7 @@ class proximal(Transform):
     name = "proximal"
 
     def __init__(self, mu: float):
-        if mu < 0:
-            raise ValueError(f"mu must be >= 0, got {mu}")
-        self.mu = mu
+        self.mu = _nonnegative("mu", mu)
 
     def direction(self, d, ctx):
         return d + self.mu * (ctx.x - ctx.anchor)
@@ -144,9 +146,7 @@ class anchor_pull(Transform):
     name = "anchor_pull"
 
     def __init__(self, lam: float):
-        if lam < 0:
-            raise ValueError(f"lam must be >= 0, got {lam}")
-        self.lam = lam
+        self.lam = _nonnegative("lam", lam)
 
     def direction(self, d, ctx):
         return d - self.lam * ctx.anchor

@@ -43,8 +43,7 @@ def _probe_points(var, sol: Solution, rng) -> np.ndarray:
     pts = np.array([p for p in pts if np.isfinite(p)])
     if var.integer:
         pts = np.unique(np.round(pts))
-    ok = (pts > var.low) if var.low_open else (pts >= var.low)
-    ok &= (pts < var.high) if var.high_open else (pts <= var.high)
+    ok = var.within(pts)
     if math.isfinite(var.high) and var.high_open:  # formulas are rounding noise there (see solve's docstring)
         ok &= pts < var.high - 1e-9 * (var.high - var.low)
     return pts[ok]
@@ -90,8 +89,7 @@ def test_the_admissible_set_agrees_with_the_conditions_everywhere(thm_id, u, whi
                 continue
             assert all(c.holds_at({**values, name: end}) for c in conds)
             beyond = end + (1 if side > 0 else -1) if var.integer else math.nextafter(end, side)
-            inside = var.low <= beyond <= var.high and not (beyond == var.low and var.low_open) \
-                and not (beyond == var.high and var.high_open)
+            inside = bool(var.within(beyond))
             assert not inside or not all(c.holds_at({**values, name: beyond}) for c in conds) \
                 or _member(sol, beyond)
 
