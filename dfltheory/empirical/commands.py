@@ -15,13 +15,19 @@ def register(subparsers) -> None:
                     "metrics.jsonl, checkpoint.pt and summary.json to --out. See docs/empirical.md.",
         formatter_class=argparse.ArgumentDefaultsHelpFormatter)
     p.add_argument("--algo", required=True, choices=NAMES)
-    p.add_argument("--dataset", default="digits", help="digits, synthetic-quadratic, synthetic-logistic, mnist, "
-                   "fashion-mnist, cifar10, cifar100")
+    p.add_argument("--dataset", default="digits", help="digits, synthetic-quadratic, synthetic-logistic, "
+                   "synthetic-robust, synthetic-personal, mnist, fashion-mnist, cifar10, cifar100")
+    p.add_argument("--data-params", default=None, help="the data set's options, e.g. dim=10,n_per_client=50,"
+                   "heterogeneity=2.0 (true/false for flags; see docs/empirical-data-models.md)")
+    p.add_argument("--data-seed", type=int, default=None, help="seed of the problem: the data, the partition and "
+                   "the initial model (default: --seed); runs differing in --seed alone then differ only in the "
+                   "minibatches")
     p.add_argument("--n", type=int, default=10, help="number of clients m")
     p.add_argument("--partition", default="dirichlet", choices=("dirichlet", "pathological", "iid"))
     p.add_argument("--alpha", type=float, default=0.3, help="Dirichlet concentration")
     p.add_argument("--classes-per-client", type=int, default=2)
-    p.add_argument("--model", default=None, help="logreg, mlp, cnn, vgg11, resnet18, linear (default per data set)")
+    p.add_argument("--model", default=None, help="logreg, mlp, cnn, vgg11, resnet18, linear, split-linear (default "
+                   "per data set)")
     p.add_argument("--topology", default="ring", help="mixing topology (dfltheory.topology names)")
     p.add_argument("--weights", default="default", help="mixing weights (metropolis, uniform, ...; default: the "
                    "topology's own rule)")
@@ -35,8 +41,8 @@ def register(subparsers) -> None:
     p.add_argument("--lr-decay", type=float, default=1.0, help="lr multiplied by this after every round, in (0, 1] "
                    "(0.998 in the papers)")
     p.add_argument("--batch-size", type=int, default=32)
-    p.add_argument("--seed", type=int, default=0, help="seed of the partition, the model and the batches, in "
-                   "[0, 2^32 - 1]")
+    p.add_argument("--seed", type=int, default=0, help="seed of the batches (and of the partition and the model "
+                   "unless --data-seed is given), in [0, 2^32 - 1]")
     hp = p.add_argument_group("algorithm hyper-parameters (default: the papers' values)")
     hp.add_argument("--rho", type=float, help="SAM radius")
     hp.add_argument("--Q", type=int, help="gossip steps per round (dfedsam-mgs)")
@@ -80,10 +86,19 @@ def register(subparsers) -> None:
     p.set_defaults(func=_train)
 
 
+def parse_data_params(text: str | None) -> dict:
+    """'k=v,k=v' -> the data set's keyword options: numbers as int or float, true/false as booleans."""
+    from dfltheory.topology.commands import parse_params
+
+    flags = {"true": True, "false": False}
+    return {k: flags.get(v.lower(), v) if isinstance(v, str) else v for k, v in parse_params(text).items()}
+
+
 def _train(args) -> int:
     from dfltheory.empirical.runner import run
 
     cfg = {k: v for k, v in vars(args).items() if k not in ("func", "command")}
+    cfg["data_params"] = parse_data_params(args.data_params)
     summary = run(cfg, resume=args.resume)
     last = summary["last"] or {}
     shown = {k: last[k] for k in ("round", "train_loss", "grad_norm_sq", "consensus", "test_acc", "test_loss")

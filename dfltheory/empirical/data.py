@@ -20,12 +20,14 @@ Partitions (card section 8 of every spec, ``../shared/spec/*.md``):
 The test set is split to follow each client's training label distribution (``client_test_indices``; dfedpgp.md §8
 evaluates personal models on such splits); the pooled test set serves the global-model metrics.
 
-Synthetic problems with exactly known constants (``synthetic-quadratic``, ``synthetic-logistic``) are generated per
-client; their formulas are in ``docs/empirical-data-models.md``.
+Synthetic problems with exactly known or certified constants (``synthetic-quadratic``, ``synthetic-logistic``,
+``synthetic-robust``, ``synthetic-personal``) are generated per client; their formulas and proofs are in the
+generators' docstrings and ``docs/empirical-data-models.md``.
 """
 
 from __future__ import annotations
 
+import math
 import os
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -33,8 +35,10 @@ from pathlib import Path
 import numpy as np
 import torch
 
-DATASETS = ("digits", "synthetic-quadratic", "synthetic-logistic", "mnist", "fashion-mnist", "cifar10", "cifar100")
+DATASETS = ("digits", "synthetic-quadratic", "synthetic-logistic", "synthetic-robust", "synthetic-personal",
+            "mnist", "fashion-mnist", "cifar10", "cifar100")
 PARTITIONS = ("dirichlet", "pathological", "iid")
+TASKS = ("classification", "regression", "robust-regression")  # loss: models.loss_fn(task)
 _SPLIT_SEED = 0  # train/test splits and subsets are fixed; load(seed=...) varies the partition only
 _TORCHVISION = {  # name -> (torchvision class, number of classes)
     "mnist": ("MNIST", 10),
@@ -70,8 +74,8 @@ class FederatedData:
     client_test_indices: list[torch.Tensor] | None = None
 
     def __post_init__(self):
-        if self.task not in ("classification", "regression"):
-            raise ValueError(f"task must be 'classification' or 'regression', got {self.task!r}")
+        if self.task not in TASKS:
+            raise ValueError(f"task must be one of {', '.join(TASKS)}, got {self.task!r}")
         sizes = [int(ix.numel()) for ix in self.client_indices]
         if not sizes or min(sizes) == 0:
             raise ValueError(f"every client needs at least one training sample; client sizes are {sizes}")
@@ -312,18 +316,58 @@ def _synthetic_quadratic(n_clients, seed, dim=20, n_per_client=100, n_test_per_c
                             "regression", constants)
 
 
+def glm_constants(A_list, slope, curvature) -> dict:
+    """Certified bounds for f_i(x) = (1/n_i) sum_j l_j(a_ij^T x), f = (1/m) sum_i f_i, from the features alone.
+
+    Needs |l_j'| <= ``slope`` and |l_j''| <= ``curvature`` for every sample (float64 from the stored data). With
+    lam_i = lambda_max(A_i^T A_i / n_i), s_i = (1/n_i) sum_j ||a_ij||^2, r_i = max_j ||a_ij||:
+
+    * (L) grad^2 f_i = A_i^T D A_i / n_i with |D_jj| <= curvature, so ||grad^2 f_i|| <= curvature lam_i:
+      'L' = curvature max_i lam_i; one sample: 'L_sample' = curvature max_i r_i^2.
+    * (B) grad f_i = A_i^T s / n_i with |s_j| <= slope, and ||A^T s|| <= ||A||_op ||s|| <= ||A||_op slope sqrt(n_i):
+      B_i = slope sqrt(lam_i) >= sup_x ||grad f_i(x)||, 'B' = max_i B_i (Assumption 'bounded gradient' of
+      dfedadmm.md, dfedsam.md, dfedsgpsm.md §4). One sample's gradient has norm <= slope r_i, so 'B_sample' =
+      slope max_i r_i bounds every stochastic (minibatch) gradient, an average of per-sample ones.
+    * (sigma_l) the one-sample variance is at most its second moment (1/n_i) sum_j l_j'^2 ||a_ij||^2:
+      'sigma_l2_bound' = slope^2 max_i s_i; a minibatch of b samples drawn with replacement has variance / b.
+    * (sigma_g) (1/m) sum_i ||grad f_i - grad f||^2 = (1/m) sum_i ||grad f_i||^2 - ||grad f||^2 <= (1/m) sum_i B_i^2
+      = 'sigma_g2_bound' (the average form, dfedsam.md §4 A2); per client, ||grad f_i - grad f|| =
+      ||(1 - 1/m) grad f_i - (1/m) sum_{k != i} grad f_k|| <= (1 - 1/m) B_i + (1/m) sum_{k != i} B_k, squared and
+      maximised over i: 'sigma_g2_client_bound' (the per-client form, dfedsgpsm.md §4 A4, dfedadmm.md §4 A3).
+    * (G, B) of dfedcata.md §4 A3: (1/m) sum_i ||grad f_i||^2 <= (1/m) sum_i B_i^2, so 'G_het' =
+      sqrt(sigma_g2_bound) with 'B_het' = 0 (the B_het = 1 reading gives the same G from the bound above).
+    """
+    A_list = [np.asarray(A, dtype=np.float64).reshape(len(A), -1) for A in A_list]
+    m = len(A_list)
+    lam = np.array([np.linalg.eigvalsh(A.T @ A / len(A))[-1] for A in A_list])
+    sq = np.array([np.mean(np.sum(A**2, axis=1)) for A in A_list])
+    r2 = np.array([np.max(np.sum(A**2, axis=1)) for A in A_list])
+    B_i = slope * np.sqrt(lam)
+    client = (1 - 1 / m) * B_i + (B_i.sum() - B_i) / m
+    return {
+        "L": float(curvature * lam.max()),
+        "L_sample": float(curvature * r2.max()),
+        "B": float(B_i.max()),
+        "B_sample": float(slope * np.sqrt(r2.max())),
+        "sigma_l2_bound": float(slope**2 * sq.max()),
+        "sigma_g2_bound": float(np.mean(B_i**2)),
+        "sigma_g2_client_bound": float(np.max(client**2)),
+        "G_het": float(np.sqrt(np.mean(B_i**2))),
+        "B_het": 0.0,
+    }
+
+
 def _synthetic_logistic(n_clients, seed, dim=20, n_per_client=100, n_test_per_client=50, heterogeneity=1.0):
     """Client i: a ~ N(heterogeneity v_i, I_d), P(y = 1 | a) = sigmoid(a^T (w_0 + heterogeneity u_i)).
 
     Constants for the two-logit softmax model ``make_model('logreg', (d,), 2)`` (weights W in R^{2 x d} and a
-    bias), valid for every parameter value. With a~ = (a, 1), the Hessian of one sample's cross-entropy is
-    p(1-p) [[1, -1], [-1, 1]] (x) a~ a~^T, whose largest eigenvalue is 2 p (1-p) ||a~||^2 <= ||a~||^2 / 2
-    (the classical ||a||^2/4 of the one-vector sigmoid parameterisation, doubled by the two-logit one), so
-    'L' = max_i lambda_max(A~_i^T A~_i / n_i) / 2 and 'L_sample' = max_j ||a~_j||^2 / 2 bound the client and
-    per-sample smoothness. The gradient of one sample's loss is (p - e_y) a~^T with ||p - e_y||^2 <= 2, so
-    'B' = sqrt(2) max_j ||a~_j|| bounds every ||grad f_i(x)|| (Assumption 4 of dfedadmm.md §4). Both the
-    heterogeneity (1/m) sum_i ||grad f_i - grad f||^2 = mean_i ||grad f_i||^2 - ||grad f||^2 and the one-sample
-    variance are at most B^2: 'sigma_g2_bound' = 'sigma_l2_bound' = B^2. These are upper bounds, not exact values.
+    bias), valid for every parameter value: :func:`glm_constants` of the bias-augmented features a~ = (a, 1) with
+    slope sqrt(2) and curvature 1/2. With two logits p - e_y = (t, -t), |t| < 1, so one sample's gradient
+    (p - e_y) a~^T has norm sqrt(2) |t| ||a~|| (slope sqrt(2)) and the client gradient is
+    (1, -1)^T (x) A~^T t / n; one sample's Hessian is p (1-p) [[1, -1], [-1, 1]] (x) a~ a~^T, so the client
+    Hessian is [[1, -1], [-1, 1]] (x) A~^T diag(p(1-p)) A~ / n, of norm <= 2 (1/4) lambda_max(A~^T A~ / n)
+    (curvature 1/2; the classical ||a||^2/4 of the one-vector sigmoid model, doubled by the two logits). 'L' is
+    attained at W = 0, bias 0 (p = 1/2 for every sample); B, sigma_l2_bound, sigma_g2_bound are upper bounds.
     """
     _check_sizes(dim, n_per_client, n_test_per_client)
     if heterogeneity < 0:
@@ -338,27 +382,192 @@ def _synthetic_logistic(n_clients, seed, dim=20, n_per_client=100, n_test_per_cl
     y = (rng.random((n_clients, n_tot)) < 1 / (1 + np.exp(-logits))).astype(np.int64)
     A = A.astype(np.float32)
     At = np.concatenate([A[:, :n_per_client], np.ones((n_clients, n_per_client, 1), np.float32)], axis=2)
-    At = At.astype(np.float64)
-    B = float(np.sqrt(2) * np.sqrt(np.max(np.sum(At**2, axis=2))))
-    constants = {
-        "L": float(max(np.linalg.eigvalsh(a.T @ a / len(a))[-1] for a in At)) / 2,
-        "L_sample": float(np.max(np.sum(At**2, axis=2))) / 2,
-        "B": B,
-        "sigma_g2_bound": B**2,
-        "sigma_l2_bound": B**2,
-        "heterogeneity": float(heterogeneity),
-    }
+    constants = {**glm_constants(At, np.sqrt(2), 0.5), "heterogeneity": float(heterogeneity)}
     tr, te = slice(0, n_per_client), slice(n_per_client, n_tot)
     return _per_client_data(A[:, tr], y[:, tr], A[:, te], y[:, te], 2, (dim,), "synthetic-logistic",
                             "classification", constants)
 
 
+# Cauchy loss phi(r) = (1/2) log(1 + r^2) of models.cauchy_loss (scale c = 1): phi'(r) = r / (1 + r^2) and
+# phi''(r) = (1 - r^2) / (1 + r^2)^2, so |phi'| <= 1/2 (at |r| = 1) and -1/8 <= phi'' <= 1 (at r^2 = 3 and r = 0).
+CAUCHY_SLOPE, CAUCHY_CURVATURE, CAUCHY_CONCAVITY = 0.5, 1.0, 0.125
+
+
+def cauchy_search(A, b, starts) -> tuple[np.ndarray, float, str]:
+    """The best point found for f(x) = (1/m) sum_i (1/n) sum_j phi(a_ij^T x - b_ij), equal client sizes n.
+
+    scipy BFGS (analytic gradient, gtol 1e-10) from every row of ``starts``; returns (x, f(x), a sentence
+    naming the run). f(x) is an upper bound on f*, not a certificate of it.
+    """
+    from scipy.optimize import minimize
+
+    A = np.asarray(A, dtype=np.float64)
+    A2, b2 = A.reshape(-1, A.shape[-1]), np.asarray(b, dtype=np.float64).reshape(-1)
+
+    def fg(x):
+        r = A2 @ x - b2
+        return 0.5 * np.log1p(r * r).mean(), A2.T @ (r / (1 + r * r)) / len(r)
+
+    runs = [minimize(fg, x0, jac=True, method="BFGS", options={"gtol": 1e-10, "maxiter": 5000})
+            for x0 in np.atleast_2d(starts)]
+    best = min(runs, key=lambda res: res.fun)
+    grad_norm = float(np.linalg.norm(fg(best.x)[1]))
+    how = (f"best of {len(runs)} scipy BFGS runs (gtol 1e-10) started at each client's optimum x_i*, their "
+           f"mean, their coordinate-wise median and 0; ||grad f|| = {grad_norm:.1e} there")
+    return best.x, float(best.fun), how
+
+
+def robust_constants(A, b, x_client, noise) -> dict:
+    """Constants of f_i(x) = (1/n) sum_j phi(a_ij^T x - b_ij), phi the Cauchy loss (float64 from the stored data).
+
+    A: (m, n, d) features, b: (m, n) targets, x_client: (m, d) the generating parameters (b_i = A_i x_i* + noise).
+    The bounds of :func:`glm_constants` with slope 1/2 and curvature 1 (L, L_sample, B, B_sample,
+    sigma_l2_bound, sigma_g2_bound, sigma_g2_client_bound, G_het, B_het), and:
+
+    * 'L_exact': with ``noise == 0``, L is attained. At x_i* every residual of client i is 0 (up to the float32
+      rounding of b, |r| < 1e-6), phi''(0) = 1, so grad^2 f_i(x_i*) = A_i^T A_i / n_i: its top eigenvalue is lam_i
+      to relative 1e-11, and L = max_i lam_i is the exact supremum of ||grad^2 f_i||.
+    * 'weak_convexity' = L / 8: phi'' >= -1/8 gives grad^2 f_i >= -(1/8) lam_i I (every f_i is (L/8)-weakly convex).
+    * 'f_star_lower' = 0: phi >= 0. With ``noise == 0`` and all x_i* equal (heterogeneity 0), x_1* zeroes every
+      residual, so 'f_star' = 0 exactly (f(x_1*) < 1e-12 from the float32 rounding of b).
+    * 'f_star_best', 'x_best', 'f_star_best_run': the best value found (:func:`cauchy_search`), an upper bound on
+      f*, so f* lies in [f_star_lower, f_star_best].
+    * 'x_client_star': x_i*, a minimiser of f_i (f_i(x_i*) = 0) when ``noise == 0``.
+    """
+    A, b, x_client = (np.asarray(v, dtype=np.float64) for v in (A, b, x_client))
+    constants = glm_constants(A, CAUCHY_SLOPE, CAUCHY_CURVATURE)
+    starts = np.vstack([x_client, x_client.mean(0), np.median(x_client, 0), np.zeros(A.shape[-1])])
+    x_best, f_best, how = cauchy_search(A, b, starts)
+    constants.update({
+        "L_exact": noise == 0,
+        "weak_convexity": CAUCHY_CONCAVITY * constants["L"] / CAUCHY_CURVATURE,
+        "f_star_lower": 0.0,
+        "f_star_best": f_best,
+        "x_best": torch.from_numpy(x_best),
+        "f_star_best_run": how,
+        "x_client_star": torch.from_numpy(x_client),
+        "noise": float(noise),
+    })
+    if noise == 0 and np.ptp(x_client, axis=0).max() == 0:
+        constants["f_star"] = 0.0
+    return constants
+
+
+def personal_constants(A_u, A_v) -> dict:
+    """DFedPGP's block constants (dfedpgp.md §4 A2-A4) for F_i(u, v) = (1/n) sum_j phi(a_uj^T u + a_vj^T v - b_j).
+
+    A_u, A_v: (m, n, d_u), (m, n, d_v). With lam_u,i = lambda_max(A_u^T A_u / n), lam_v,i likewise and
+    x_i = ||A_u^T A_v / n||_op (float64 from the stored data), for every client i:
+
+    * (L_u, L_v) grad_u F_i(u, v) - grad_u F_i(u', v) = A_u^T D A_u (u - u') / n with D = diag(phi''(xi_j)) in
+      [-1/8, 1] (mean value theorem per sample), so -(1/8) lam_u,i <= A_u^T D A_u / n <= lam_u,i:
+      'L_u' = max_i lam_u,i, 'L_v' = max_i lam_v,i. Exact when noise = 0: at client i's personal optimum
+      (u*, v_i*) every residual is 0 and D = I.
+    * (L_uv = L_vu) grad_v F_i(u, v) - grad_v F_i(u', v) = A_v^T D A_u (u - u') / n with D in [-1/8, 1]; write
+      D = (7/16) I + E with |E_jj| <= 9/16 (centre and radius of [-1/8, 1]); then ||A_v^T D A_u|| / n <=
+      (7/16) x_i + (9/16) sqrt(lam_u,i lam_v,i), since ||A_v^T E A_u|| <= max|E_jj| ||A_v||_op ||A_u||_op
+      (Cauchy-Schwarz on sum_j E_jj (a_vj^T y)(a_uj^T z)). grad_u in v is the transpose: 'L_uv' = 'L_vu' =
+      max_i of that. 'L_uv_at_optimum' = max_i x_i, the value at the personal optima: sup >= it.
+    * (sigma_u, sigma_v) one sample's u-gradient is phi'(r_j) a_uj with |phi'| <= 1/2; the variance is at most
+      the second moment: 'sigma_u2_bound' = (1/4) max_i (1/n) sum_j ||a_uj||^2, 'sigma_v2_bound' likewise
+      (one sample; a batch of b drawn with replacement divides by b).
+    * (sigma_g, A4: ||grad_u F_i(u, v_i) - grad_u F(u, V)||^2 <= sigma_g^2 for all u, V and i, with
+      F(u, V) = (1/m) sum_k F_k(u, v_k)): ||grad_u F_k|| <= B_u,k = (1/2) sqrt(lam_u,k) for every (u, v_k) (as B
+      in :func:`glm_constants`), and grad_u F_i - grad_u F = (1 - 1/m) grad_u F_i - (1/m) sum_{k != i} grad_u F_k:
+      'sigma_g2_personal_bound' = max_i ((1 - 1/m) B_u,i + (1/m) sum_{k != i} B_u,k)^2.
+    * 'F_star_lower' = 0 (phi >= 0); with noise = 0 the personal optima zero every residual: 'F_star' = 0
+      (set by the caller).
+    """
+    A_u, A_v = np.asarray(A_u, dtype=np.float64), np.asarray(A_v, dtype=np.float64)
+    m, n = A_u.shape[:2]
+    lam_u = np.array([np.linalg.eigvalsh(a.T @ a / n)[-1] for a in A_u])
+    lam_v = np.array([np.linalg.eigvalsh(a.T @ a / n)[-1] for a in A_v])
+    cross = np.array([np.linalg.norm(au.T @ av / n, 2) for au, av in zip(A_u, A_v)])
+    centre, radius = (CAUCHY_CURVATURE - CAUCHY_CONCAVITY) / 2, (CAUCHY_CURVATURE + CAUCHY_CONCAVITY) / 2
+    L_uv = float(np.max(centre * cross + radius * np.sqrt(lam_u * lam_v)))
+    B_u = CAUCHY_SLOPE * np.sqrt(lam_u)
+    client = (1 - 1 / m) * B_u + (B_u.sum() - B_u) / m
+    return {
+        "L_u": float(CAUCHY_CURVATURE * lam_u.max()),
+        "L_v": float(CAUCHY_CURVATURE * lam_v.max()),
+        "L_uv": L_uv,
+        "L_vu": L_uv,
+        "L_uv_at_optimum": float(cross.max()),
+        "sigma_u2_bound": float(CAUCHY_SLOPE**2 * np.max(np.mean(np.sum(A_u**2, axis=2), axis=1))),
+        "sigma_v2_bound": float(CAUCHY_SLOPE**2 * np.max(np.mean(np.sum(A_v**2, axis=2), axis=1))),
+        "sigma_g2_personal_bound": float(np.max(client**2)),
+        "F_star_lower": 0.0,
+    }
+
+
+def _check_nonnegative(**values):
+    for key, value in values.items():
+        if not (isinstance(value, (int, float)) and math.isfinite(value) and value >= 0):
+            raise ValueError(f"{key} must be a finite number >= 0, got {value!r}")
+
+
+def _synthetic_robust(n_clients, seed, dim=10, n_per_client=100, n_test_per_client=50, heterogeneity=1.0, noise=0.0):
+    """Robust (Cauchy) regression: client i has rows a ~ N(0, I_d) and b_i = A_i x_i* + noise eps, with
+    x_i* = x_0 + heterogeneity u_i, x_0, u_i ~ N(0, I_d / d) (so ||x_i* - x_k*|| ~ heterogeneity sqrt(2)).
+
+    Loss ``models.cauchy_loss`` (nonconvex, smooth, bounded gradients); constants :func:`robust_constants`.
+    """
+    _check_sizes(dim, n_per_client, n_test_per_client)
+    _check_nonnegative(heterogeneity=heterogeneity, noise=noise)
+    rng = np.random.default_rng(seed)
+    n_tot = n_per_client + n_test_per_client
+    x0 = rng.standard_normal(dim) / np.sqrt(dim)
+    u = rng.standard_normal((n_clients, dim)) / np.sqrt(dim)
+    A = rng.standard_normal((n_clients, n_tot, dim)).astype(np.float32)
+    eps = rng.standard_normal((n_clients, n_tot))
+    x_client = x0 + heterogeneity * u
+    b = (np.einsum("ind,id->in", A.astype(np.float64), x_client) + noise * eps).astype(np.float32)
+    tr, te = slice(0, n_per_client), slice(n_per_client, n_tot)
+    constants = robust_constants(A[:, tr], b[:, tr], x_client, noise)
+    constants["heterogeneity"] = float(heterogeneity)
+    return _per_client_data(A[:, tr], b[:, tr], A[:, te], b[:, te], 1, (dim,), "synthetic-robust",
+                            "robust-regression", constants)
+
+
+def _synthetic_personal(n_clients, seed, dim=5, n_per_client=100, n_test_per_client=50, heterogeneity=1.0,
+                        noise=0.0):
+    """Personalized robust regression for DFedPGP (seed 003): sample j of client i is a = (a_u, a_v), stored as a
+    (2, d) row pair, a_u, a_v ~ N(0, I_d), with target b = a_u^T u* + a_v^T v_i* + noise eps: one shared
+    u* ~ N(0, I_d / d) and personal v_i* = v_0 + heterogeneity w_i, v_0, w_i ~ N(0, I_d / d).
+
+    Model ``split-linear`` (prediction a_u^T u + a_v^T v, v the personal last layer) or ``linear`` on the
+    flattened (a_u, a_v) (one shared x = (u, v)). Constants: :func:`robust_constants` for the shared model
+    x = (u, v) (features (a_u, a_v) in R^{2d}, optima x_i* = (u*, v_i*)), plus :func:`personal_constants`
+    for F_i(u, v); with noise = 0, F(u, V) = (1/m) sum_i F_i(u, v_i) has 'F_star' = 0, attained at (u*, v_i*).
+    """
+    _check_sizes(dim, n_per_client, n_test_per_client)
+    _check_nonnegative(heterogeneity=heterogeneity, noise=noise)
+    rng = np.random.default_rng(seed)
+    n_tot = n_per_client + n_test_per_client
+    u_star = rng.standard_normal(dim) / np.sqrt(dim)
+    v0 = rng.standard_normal(dim) / np.sqrt(dim)
+    w = rng.standard_normal((n_clients, dim)) / np.sqrt(dim)
+    A = rng.standard_normal((n_clients, n_tot, 2, dim)).astype(np.float32)
+    eps = rng.standard_normal((n_clients, n_tot))
+    x_client = np.hstack([np.broadcast_to(u_star, (n_clients, dim)), v0 + heterogeneity * w])
+    flat = A.reshape(n_clients, n_tot, 2 * dim)
+    b = (np.einsum("ind,id->in", flat.astype(np.float64), x_client) + noise * eps).astype(np.float32)
+    tr, te = slice(0, n_per_client), slice(n_per_client, n_tot)
+    constants = robust_constants(flat[:, tr], b[:, tr], x_client, noise)
+    constants.update(personal_constants(A[:, tr, 0], A[:, tr, 1]))
+    constants["heterogeneity"] = float(heterogeneity)
+    if noise == 0:
+        constants["F_star"] = 0.0
+    return _per_client_data(A[:, tr], b[:, tr], A[:, te], b[:, te], 1, (2, dim), "synthetic-personal",
+                            "robust-regression", constants)
+
+
 def _per_client_data(A_tr, y_tr, A_te, y_te, num_classes, input_shape, name, task, constants):
     m, n_tr, n_te = A_tr.shape[0], A_tr.shape[1], A_te.shape[1]
     return FederatedData(
-        x_train=torch.from_numpy(np.ascontiguousarray(A_tr.reshape(m * n_tr, -1))),
+        x_train=torch.from_numpy(np.ascontiguousarray(A_tr.reshape(m * n_tr, *input_shape))),
         y_train=torch.from_numpy(np.ascontiguousarray(y_tr.reshape(-1))),
-        x_test=torch.from_numpy(np.ascontiguousarray(A_te.reshape(m * n_te, -1))),
+        x_test=torch.from_numpy(np.ascontiguousarray(A_te.reshape(m * n_te, *input_shape))),
         y_test=torch.from_numpy(np.ascontiguousarray(y_te.reshape(-1))),
         client_indices=[torch.arange(i * n_tr, (i + 1) * n_tr) for i in range(m)],
         client_test_indices=[torch.arange(i * n_te, (i + 1) * n_te) for i in range(m)],
@@ -436,21 +645,27 @@ _KW = {
     "digits": ("test_fraction",),
     "synthetic-quadratic": ("dim", "n_per_client", "n_test_per_client", "heterogeneity", "noise", "shared_design"),
     "synthetic-logistic": ("dim", "n_per_client", "n_test_per_client", "heterogeneity"),
+    "synthetic-robust": ("dim", "n_per_client", "n_test_per_client", "heterogeneity", "noise"),
+    "synthetic-personal": ("dim", "n_per_client", "n_test_per_client", "heterogeneity", "noise"),
     **{name: ("train_size", "test_size") for name in _TORCHVISION},
 }
+
+
+_SYNTHETIC = {"synthetic-quadratic": _synthetic_quadratic, "synthetic-logistic": _synthetic_logistic,
+              "synthetic-robust": _synthetic_robust, "synthetic-personal": _synthetic_personal}
 
 
 def load(name, n_clients, partition="dirichlet", alpha=0.3, classes_per_client=2, seed=0, root=None,
          download=False, min_size=1, **kw) -> FederatedData:
     """Load data set ``name`` split over ``n_clients`` clients.
 
-    names: 'digits' (embedded default), 'synthetic-quadratic', 'synthetic-logistic', 'mnist', 'fashion-mnist',
-    'cifar10', 'cifar100'. partition: 'dirichlet' (concentration ``alpha``), 'pathological'
+    names: 'digits' (embedded default), 'synthetic-quadratic', 'synthetic-logistic', 'synthetic-robust',
+    'synthetic-personal', 'mnist', 'fashion-mnist', 'cifar10', 'cifar100'. partition: 'dirichlet' (concentration ``alpha``), 'pathological'
     (``classes_per_client``) or 'iid'. The synthetic problems are generated client by client and ignore
     ``partition``; their heterogeneity is set by ``heterogeneity=``. torchvision data are read from ``root``
     (default :func:`default_root`) and fetched only with ``download=True``. Extra keywords per data set:
-    digits ``test_fraction``; synthetics ``dim, n_per_client, n_test_per_client, heterogeneity`` (+ ``noise,
-    shared_design`` for the quadratic); torchvision ``train_size, test_size`` (fixed random subsets).
+    digits ``test_fraction``; synthetics ``dim, n_per_client, n_test_per_client, heterogeneity`` (+ ``noise``
+    for the quadratic, robust and personal ones, ``shared_design`` for the quadratic); torchvision ``train_size, test_size`` (fixed random subsets).
     ``seed`` draws the partition (and the synthetic data); the train/test split of real data does not depend on it.
     """
     if name not in DATASETS:
@@ -464,10 +679,8 @@ def load(name, n_clients, partition="dirichlet", alpha=0.3, classes_per_client=2
         raise ValueError(f"n_clients must be a positive integer, got {n_clients!r}")
     if partition == "dirichlet" and not alpha > 0:
         raise ValueError(f"alpha must be > 0 for the Dirichlet partition, got {alpha!r}")
-    if name == "synthetic-quadratic":
-        return _synthetic_quadratic(int(n_clients), seed, **kw)
-    if name == "synthetic-logistic":
-        return _synthetic_logistic(int(n_clients), seed, **kw)
+    if name in _SYNTHETIC:
+        return _SYNTHETIC[name](int(n_clients), seed, **kw)
     if name == "digits":
         x_tr, y_tr, x_te, y_te, num_classes = _digits(**kw)
     else:

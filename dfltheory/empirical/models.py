@@ -13,6 +13,8 @@ the same in VGG-11), and no model has dropout or buffers.
   'same' padding so that both pools fit.
 * ``vgg11``: VGG-11 convolution stack (Simonyan & Zisserman 2014) with GroupNorm and a 512-512-classes head
   (dfedsam.md §8, CIFAR-10); pools that would shrink a side below 1 are skipped.
+* ``split-linear``: inputs (2, d) read as a = (a_u, a_v); prediction a_u^T u + a_v^T v, two bias-free Linear
+  layers ``shared`` (u) and ``personal`` (v), the last one, so DFedPGP keeps v personal (``synthetic-personal``).
 * ``resnet18``: CIFAR ResNet-18 (3x3 stem, no stem pool, BasicBlocks [2, 2, 2, 2]) with GroupNorm
   (dfedadmm.md §8, dfedsam.md §8, dfedpgp.md §8).
 """
@@ -25,7 +27,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-MODELS = ("linear", "logreg", "mlp", "cnn", "vgg11", "resnet18")
+MODELS = ("linear", "split-linear", "logreg", "mlp", "cnn", "vgg11", "resnet18")
 _VGG11 = (64, "M", 128, "M", 256, 256, "M", 512, 512, "M", 512, 512, "M")
 
 
@@ -68,6 +70,19 @@ def _vgg11(input_shape, num_classes, groups):
         nn.Linear(512, 512), nn.ReLU(),
         nn.Linear(512, num_classes),
     )
+
+
+class SplitLinear(nn.Module):
+    """x of shape (..., 2, d) -> u^T x[..., 0, :] + v^T x[..., 1, :] (shape (..., 1)); u = ``shared.weight``,
+    v = ``personal.weight`` (the last Linear layer: DFedPGP's personal part, FlatModel.last_linear)."""
+
+    def __init__(self, dim):
+        super().__init__()
+        self.shared = nn.Linear(dim, 1, bias=False)
+        self.personal = nn.Linear(dim, 1, bias=False)
+
+    def forward(self, x):
+        return self.shared(x[..., 0, :]) + self.personal(x[..., 1, :])
 
 
 class _BasicBlock(nn.Module):
@@ -121,6 +136,12 @@ def make_model(name, input_shape, num_classes, hidden=200, groups=2) -> nn.Modul
     d = math.prod(input_shape)
     if name == "linear":
         return nn.Sequential(nn.Flatten(), nn.Linear(d, num_classes, bias=False))
+    if name == "split-linear":
+        if len(input_shape) != 2 or input_shape[0] != 2 or num_classes != 1:
+            raise ValueError(f"model 'split-linear' needs input_shape (2, d) (rows a_u, a_v) and one output, got "
+                             f"input_shape {input_shape} and num_classes {num_classes}; use it with "
+                             "'synthetic-personal'")
+        return SplitLinear(input_shape[1])
     if name == "logreg":
         return nn.Sequential(nn.Flatten(), nn.Linear(d, num_classes))
     if name == "mlp":
@@ -137,21 +158,41 @@ def _cross_entropy(logits, y):
     return F.cross_entropy(logits, y)
 
 
-def _half_mse(pred, y):
+def _residual(pred, y):
     if pred.ndim == y.ndim + 1 and pred.shape[-1] == 1:
         pred = pred.squeeze(-1)
     if pred.shape != y.shape:
         raise ValueError(f"prediction shape {tuple(pred.shape)} does not match target shape {tuple(y.shape)}")
-    return 0.5 * torch.mean((pred - y) ** 2)
+    return pred - y
+
+
+def _half_mse(pred, y):
+    return 0.5 * torch.mean(_residual(pred, y) ** 2)
+
+
+def cauchy_loss(pred, y, c=1.0):
+    """Mean Cauchy loss (c^2/2) log(1 + r^2/c^2) of the residuals r = pred - y (robust regression).
+
+    phi'(r) = r / (1 + r^2/c^2), |phi'| <= c/2; phi''(r) = (1 - r^2/c^2) / (1 + r^2/c^2)^2 in [-1/8, 1]:
+    smooth, nonconvex, bounded gradients (the constants of ``data.robust_constants`` are for c = 1).
+    """
+    if not (isinstance(c, (int, float)) and math.isfinite(c) and c > 0):
+        raise ValueError(f"the Cauchy scale c must be a finite number > 0, got {c!r}")
+    r = _residual(pred, y) / c
+    return 0.5 * c**2 * torch.mean(torch.log1p(r**2))
 
 
 def loss_fn(task):
-    """Mean cross-entropy for 'classification'; 0.5 * mean squared error for 'regression'.
+    """Mean cross-entropy for 'classification'; 0.5 * mean squared error for 'regression'; the mean Cauchy loss
+    (c = 1) for 'robust-regression'.
 
-    The regression loss on client i's data is f_i(x) = 1/(2 n_i) ||A_i x - b_i||^2, the synthetic quadratic.
+    The regression loss on client i's data is f_i(x) = 1/(2 n_i) ||A_i x - b_i||^2, the synthetic quadratic; the
+    robust one f_i(x) = (1/n_i) sum_j (1/2) log(1 + (a_ij^T x - b_ij)^2) (``synthetic-robust``, ``-personal``).
     """
     if task == "classification":
         return _cross_entropy
     if task == "regression":
         return _half_mse
-    raise ValueError(f"unknown task {task!r}; valid tasks: classification, regression")
+    if task == "robust-regression":
+        return cauchy_loss
+    raise ValueError(f"unknown task {task!r}; valid tasks: classification, regression, robust-regression")

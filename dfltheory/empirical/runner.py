@@ -28,7 +28,8 @@ from dfltheory.empirical.engine import Engine
 from dfltheory.empirical.functional import FlatModel
 from dfltheory.empirical.metrics import Evaluator, measure
 
-DEFAULT_MODEL = {"digits": "mlp", "synthetic-quadratic": "linear", "synthetic-logistic": "logreg", "mnist": "mlp",
+DEFAULT_MODEL = {"digits": "mlp", "synthetic-quadratic": "linear", "synthetic-logistic": "logreg",
+                 "synthetic-robust": "linear", "synthetic-personal": "split-linear", "mnist": "mlp",
                  "fashion-mnist": "mlp", "cifar10": "cnn", "cifar100": "resnet18"}
 ALGO_KEYS = ("rho", "Q", "momentum", "lam", "lam_pen", "beta", "mode", "mu", "participation", "weight_decay",
              "clip", "fresh_gossip", "K_v", "lr_v", "personal")
@@ -58,7 +59,9 @@ SEED_MAX = 2 ** 32 - 1
 
 def check_options(cfg: dict) -> None:
     """Refuse, naming the option, a float option that is NaN, infinite or outside its range, an integer option
-    below its minimum, and a seed outside [0, 2^32 - 1]. None means "the default" and is not checked."""
+    below its minimum, a seed or data seed outside [0, 2^32 - 1], and data parameters that are not a dict of
+    names to numbers, booleans or strings (a non-finite number included). None means "the default" and is not
+    checked; the data set itself checks the parameters' names and ranges."""
     for key, (low, low_in, high, high_in, meaning) in FLOAT_OPTIONS.items():
         value = cfg.get(key)
         if value is None:
@@ -69,14 +72,22 @@ def check_options(cfg: dict) -> None:
             where = (f"{'>=' if low_in else '>'} {low:g}" if high == INF else
                      f"in {'[' if low_in else '('}{low:g}, {high:g}{']' if high_in else ')'}")
             raise ValueError(f"--{key.replace('_', '-')} must be a finite number {where} ({meaning}), got {value!r}")
-    for key, low in {**INT_OPTIONS, "seed": 0}.items():
+    for key, low in {**INT_OPTIONS, "seed": 0, "data_seed": 0}.items():
         value = cfg.get(key)
         if value is None:
             continue
-        high = SEED_MAX if key == "seed" else INF
+        high = SEED_MAX if key.endswith("seed") else INF
         if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
-            where = f"in [0, {SEED_MAX}] (2^32 - 1)" if key == "seed" else f">= {low}"
+            where = f"in [0, {SEED_MAX}] (2^32 - 1)" if key.endswith("seed") else f">= {low}"
             raise ValueError(f"--{key.replace('_', '-')} must be an integer {where}, got {value!r}")
+    params = cfg.get("data_params")
+    if params is None:
+        return
+    bad = (not isinstance(params, dict) or not all(isinstance(k, str) for k in params)
+           or not all(isinstance(v, (bool, int, float, str)) for v in params.values()))
+    if bad or any(isinstance(v, float) and not math.isfinite(v) for v in params.values()):
+        raise ValueError(f"--data-params must map names to finite numbers, booleans or strings (e.g. "
+                         f"dim=10,heterogeneity=2.0), got {params!r}")
 
 
 def check_device(device: str) -> torch.device:
@@ -120,8 +131,16 @@ def admm_step_warning(algo, lr: float, lr_decay: float, K: int, rounds: int) -> 
     return None
 
 
+def data_seed(cfg: dict) -> int:
+    """The seed of the problem: the data, the partition and the initial model (``data_seed``, default ``seed``).
+    ``seed`` draws the minibatches (and random topologies), so runs that differ in ``seed`` alone sample the
+    expectation E of the theorems on one fixed problem."""
+    return cfg["data_seed"] if cfg.get("data_seed") is not None else cfg.get("seed", 0)
+
+
 def build(cfg: dict) -> tuple[Engine, Evaluator]:
-    """Engine and evaluator for a config dict (keys as the ``train`` command's options)."""
+    """Engine and evaluator for a config dict (keys as the ``train`` command's options; ``data_params``: the data
+    set's keyword options, ``data_seed``: :func:`data_seed`)."""
     from dfltheory.empirical import data as D
     from dfltheory.empirical import models as M
 
@@ -130,12 +149,13 @@ def build(cfg: dict) -> tuple[Engine, Evaluator]:
     try:
         data = D.load(cfg["dataset"], cfg["n"], partition=cfg.get("partition", "dirichlet"),
                       alpha=cfg.get("alpha", 0.3), classes_per_client=cfg.get("classes_per_client", 2),
-                      seed=cfg.get("seed", 0), root=cfg.get("data_root"), download=cfg.get("download", False))
+                      seed=data_seed(cfg), root=cfg.get("data_root"), download=cfg.get("download", False),
+                      **(cfg.get("data_params") or {}))
     except (FileNotFoundError, D.DownloadError) as err:
         hint = "on the command line: --data-root DIR for the files, --download to fetch them"
         raise ValueError(f"{err} ({hint})") from None
     data = data.to(device)  # one copy on device
-    torch.manual_seed(cfg.get("seed", 0))
+    torch.manual_seed(data_seed(cfg))  # the initial model is part of the problem
     module = M.make_model(cfg.get("model") or DEFAULT_MODEL[cfg["dataset"]], data.input_shape, data.num_classes)
     model = FlatModel(module, M.loss_fn(data.task))
     weights = data.client_sizes.numpy() if cfg.get("weighted") else None  # FedAvg's n_i-weighted average
@@ -233,6 +253,8 @@ def train(engine: Engine, evaluator: Evaluator, out, rounds: int, *, config: dic
             raise ValueError(f"--resume: no checkpoint in {out}; start the run without --resume")
         saved = read_json(cfile, f"restore it from the options the run was started with, or delete {out} and "
                                  "start again") if cfile.exists() else {}
+        if saved and "seed" in saved and "data_seed" in config:  # written before data_seed/data_params existed
+            saved = {"data_seed": saved["seed"], "data_params": {}, **saved}
         diff = sorted(k for k in set(saved) | set(config) if k not in VOLATILE + ("resume",)
                       and saved.get(k) != config.get(k))
         if config and diff:
@@ -306,7 +328,8 @@ def run(cfg: dict, resume: bool = False) -> dict:
     out = output_dir(cfg["out"], "--out")  # before the data are loaded
     if cfg.get("threads"):
         torch.set_num_threads(cfg["threads"])
-    cfg = {**cfg, "threads": torch.get_num_threads()}
+    cfg = {**cfg, "threads": torch.get_num_threads(), "data_seed": data_seed(cfg),
+           "data_params": dict(cfg.get("data_params") or {})}  # stored resolved in config.json
     try:
         engine, evaluator = build(cfg)
     except BaseException:

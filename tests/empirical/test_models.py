@@ -54,8 +54,8 @@ def test_vmap_grad_over_stacked_params_matches_autograd():
 
 @pytest.mark.parametrize("name", MODELS)
 def test_no_batchnorm_and_groupnorm_where_normalised(name):
-    shape = (7,) if name == "linear" else (3, 32, 32)
-    modules = list(make_model(name, shape, 10).modules())
+    shape, k = {"linear": ((7,), 10), "split-linear": ((2, 7), 1)}.get(name, ((3, 32, 32), 10))
+    modules = list(make_model(name, shape, k).modules())
     assert not any(isinstance(m, nn.modules.batchnorm._BatchNorm) for m in modules)
     assert not any(isinstance(m, nn.Dropout) for m in modules)
     n_gn = sum(isinstance(m, nn.GroupNorm) for m in modules)
