@@ -249,7 +249,10 @@ def _symbolic(conditions, x: sp.Symbol, subs: Mapping, var: Var) -> tuple[sp.Set
     for cond in conditions:
         if not _low_degree(cond.relation, x):  # decided before substituting: subs of x^K at K = 100 is slow
             return None, f"{sp.sstr(cond.relation)} is not a ratio of polynomials of degree <= 2 in {x}"
-        rel = cond.relation.subs(subs)
+        try:
+            rel = cond.relation.subs(subs)
+        except TypeError:  # the values make a side undefined (a division by zero: zoo): no comparison
+            return None, f"{sp.sstr(cond.relation)} is undefined at the given values"
         if rel in (sp.true, sp.false):
             region = region if rel == sp.true else sp.EmptySet
             continue

@@ -1,0 +1,202 @@
+"""Presentation of the bound-holds experiments (:mod:`dfltheory.verify.holds`): the verdict table, the overlays
+(bound at every T over the measured running min / average, per topology), the rate in T and the topology
+dependence, and the ``dfltheory verify`` command.
+
+``dfltheory verify all --out DIR`` runs (or reads from DIR's cache) every experiment, prints one line per verdict
+(``--json``: the whole result), writes ``DIR/verify.json`` and the figures ``DIR/figures/<paper>-*.png``.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import sys
+from pathlib import Path
+
+from dfltheory.figures.axes import axes_or_new, save_figure
+
+EXIT_CODES = """exit codes:
+  0  every verdict is 'holds', 'vacuous' or 'conditions fail' (the bound is never below the measurement)
+  1  some bound is below the measured quantity's 95 % interval ('violated'): a counter-example, with its command
+  2  bad input: one line on stderr"""
+
+
+def _num(x) -> str:
+    if x is None:
+        return "-"
+    if isinstance(x, str):
+        return x
+    return f"{x:.4g}"
+
+
+def table(result: dict) -> str:
+    """One line per verdict: theorem, constants, setting, verdict, bound, measured [95 % interval], ratio,
+    dominant term (or the conditions that fail)."""
+    head = ("theorem", "constants", "setting", "verdict", "bound", "measured [95% CI]", "bound/measured", "dominant")
+    lines = [head]
+    for v in result["verdicts"]:
+        ci = v.get("ci")
+        measured = f"{_num(v.get('measured'))} [{_num(ci[0])}, {_num(ci[1])}]" if ci else "-"
+        why = v.get("dominant") or "; ".join(v.get("failed") or []) or "-"
+        lines.append((v["theorem"], v["constants"], v["setting"], v["verdict"], _num(v.get("bound")), measured,
+                      _num(v.get("ratio")), why))
+    widths = [max(len(str(r[i])) for r in lines) for i in range(len(head) - 1)]
+    return "\n".join("  ".join(str(c).ljust(w) for c, w in zip(r, widths)) + "  " + str(r[-1]) for r in lines)
+
+
+def rate_lines(result: dict) -> str:
+    out = []
+    for r in result.get("rates", []):
+        if r.get("measured_slope") is None:
+            out.append(f"{r['theorem']}: {r.get('note', 'no rate measured')}")
+            continue
+        out.append(f"{r['theorem']} ({r['topology']}, {r['constants']} constants), T = "
+                   f"{', '.join(map(str, r['horizons']))}: measured slope {r['measured_slope']:.3f}, bound slope "
+                   f"{r['bound_slope']:.3f}, stated {r['stated_slope']:g}, derived {r['derived_slope']:g}")
+    return "\n".join(out)
+
+
+def _log_ok(values) -> list:
+    return [v if isinstance(v, (int, float)) and v > 0 and math.isfinite(v) else math.nan for v in values]
+
+
+def plot_overlays(result: dict, paper: str, path: Path) -> Path | None:
+    """One panel per (topology, constants) of the paper: the measured running quantity of the main theorem and the
+    bound of every target (main solid, variants dashed) at every horizon T, log-log."""
+    import matplotlib.pyplot as plt
+
+    items = result["overlays"].get(paper) or []
+    panels = sorted({(o["topology"], o["constants"]) for o in items})
+    if not panels:
+        return None
+    fig, axs = plt.subplots(1, len(panels), figsize=(4.6 * len(panels), 3.8), squeeze=False)
+    for ax, (topo, family) in zip(axs[0], panels):
+        group = [o for o in items if o["topology"] == topo and o["constants"] == family]
+        main = next((o for o in group if o["main"]), group[0])
+        ax.loglog(main["T"], _log_ok(main["measured"]), "k-", lw=2, label="measured (mean of seeds)")
+        for o in group:
+            ax.loglog(o["T"], _log_ok(o["bound"]), "-" if o["main"] else "--", lw=1.2,
+                      label=o["theorem"].split(".", 1)[1])
+        ax.set_title(f"{topo} ({family} constants)", fontsize=9)
+        ax.set_xlabel("rounds T")
+        ax.set_ylabel("quantity bounded at horizon T")
+        ax.legend(fontsize=6)
+    fig.suptitle(f"{paper}: bound at every T against the measured quantity", fontsize=10)
+    return save_figure(axs[0][0], path)
+
+
+def plot_rate(rate: dict, path: Path) -> Path | None:
+    """Measured quantity (with its interval) and bound under the corollary's schedule against T, log-log, with a
+    reference line of the stated slope through the first measured point."""
+    rows = [r for r in rate.get("rows", []) if "measured" in r]
+    if len(rows) < 2:
+        return None
+    ax = axes_or_new()
+    T = [r["T"] for r in rows]
+    meas = [r["measured"] for r in rows]
+    lo = [max(r["measured"] - (r["ci"][0] if isinstance(r["ci"][0], float) else 0), 0) for r in rows]
+    hi = [(r["ci"][1] - r["measured"]) if isinstance(r["ci"][1], float) else 0 for r in rows]
+    ax.errorbar(T, meas, yerr=[lo, hi], fmt="ko-", label=f"measured (slope {rate['measured_slope']:.2f})")
+    ax.loglog(T, _log_ok([r["bound"] for r in rows]), "s--", label=f"bound (slope {rate['bound_slope']:.2f})")
+    ax.loglog(T, [meas[0] * (t / T[0]) ** rate["stated_slope"] for t in T], ":",
+              label=f"stated rate T^{rate['stated_slope']:g}")
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("horizon T (schedule " + ", ".join(f"{k} = {v}" for k, v in rate["schedule"].items()) + ")",
+                  fontsize=7)
+    ax.set_ylabel("quantity at T")
+    ax.set_title(f"{rate['theorem']}: rate in T", fontsize=9)
+    ax.legend(fontsize=7)
+    return save_figure(ax, path)
+
+
+def plot_topology(entries: list[dict], path: Path) -> Path | None:
+    """Measured against predicted ratio (to the best-mixing topology) per topology, one marker per paper."""
+    if not entries:
+        return None
+    ax = axes_or_new()
+    for e in entries:
+        rows = [r for r in e["rows"] if r.get("bound_ratio")]
+        ax.scatter([r["bound_ratio"] for r in rows], [r["measured_ratio"] for r in rows],
+                   label=f"{e['paper']} ({e['constants']})")
+        for r in rows:
+            ax.annotate(r["topology"], (r["bound_ratio"], r["measured_ratio"]), fontsize=6)
+    ax.axline((1, 1), slope=1, color="grey", lw=0.8, ls=":")
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("bound ratio to the best-mixing topology")
+    ax.set_ylabel("measured ratio to the best-mixing topology")
+    ax.set_title("topology dependence: measured against predicted", fontsize=9)
+    ax.legend(fontsize=7)
+    return save_figure(ax, path)
+
+
+def render(result: dict, out: str | Path) -> dict[str, list[str]]:
+    """Draw every figure of ``result`` into ``out/figures``; returns {paper: [paths relative to out]} and stores it
+    in ``result['figures']``."""
+    out = Path(out)
+    (out / "figures").mkdir(parents=True, exist_ok=True)
+    figures: dict[str, list[str]] = {}
+
+    def keep(paper, path):
+        if path is not None:
+            figures.setdefault(paper, []).append(str(Path(path).relative_to(out)))
+
+    for paper in result["overlays"]:
+        keep(paper, plot_overlays(result, paper, out / "figures" / f"{paper}-overlay.png"))
+    for r in result.get("rates", []):
+        keep(r["paper"], plot_rate(r, out / "figures" / f"{r['paper']}-rate.png"))
+    keep("all", plot_topology(result.get("topology", []), out / "figures" / "topology-dependence.png"))
+    result["figures"] = figures
+    return figures
+
+
+# ------------------------------------------------------------------------------------------------ command
+def register(subparsers) -> None:
+    import argparse
+
+    from dfltheory.verify.holds import SIZES
+
+    p = subparsers.add_parser(
+        "verify", help="every main theorem against training: bound-holds verdicts, overlays, rates",
+        description="Train each paper's algorithm on problems with exact or certified constants, at step sizes its "
+                    "theorem admits, and compare the bound with the measured quantity (mean of seeds, 95 %% "
+                    "interval). Runs are cached in --out: a second call only re-evaluates and re-draws.",
+        epilog=EXIT_CODES, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("targets", nargs="*", metavar="TARGET",
+                   help="'all', a paper (dfedsgpsm, dfedsam, dfedcata, dfedpgp, dfedadmm) or a theorem id")
+    p.add_argument("--all", action="store_true", help="every paper (same as the target 'all')")
+    p.add_argument("--out", default="verify", help="directory for the cached runs, verify.json and the figures")
+    p.add_argument("--size", choices=sorted(SIZES), default="default",
+                   help="quick: seconds (tests); default: every paper in minutes on 2 CPU cores; large: for a GPU")
+    p.add_argument("--quick", action="store_const", const="quick", dest="size", help="the same as --size quick")
+    p.add_argument("--no-rates", dest="rates", action="store_false", help="skip the rate-in-T runs")
+    p.add_argument("--json", action="store_true", help="print the whole result as JSON")
+    p.set_defaults(func=_verify)
+
+
+def _verify(args) -> int:
+    from dfltheory.cli import output_dir
+    from dfltheory.verify.holds import resolve_targets, verify
+
+    targets = list(args.targets) + (["all"] if args.all else [])
+    if not targets:
+        raise ValueError("name what to verify: 'all' (or --all), a paper or a theorem id")
+    resolve_targets(targets)  # a bad name fails before anything runs
+    out = output_dir(args.out)
+
+    def progress(stage, done, total, eta):
+        print(f"\r{stage}: run {done}/{total}, about {eta:.0f} s left   ", end="" if done < total else "\n",
+              file=sys.stderr, flush=True)
+
+    result = verify(targets, args.size, out, progress, rates=args.rates)
+    render(result, out)
+    (out / "verify.json").write_text(json.dumps(result, indent=1) + "\n")
+    if args.json:
+        print(json.dumps(result, indent=1))
+    else:
+        print(table(result))
+        if result["rates"]:
+            print("\nrate in T:\n" + rate_lines(result))
+        print(f"\n{len(result['verdicts'])} verdicts in {result['wall_seconds']:.0f} s; results and figures in {out}")
+    return 1 if any(v["verdict"] == "violated" for v in result["verdicts"]) else 0

@@ -1,0 +1,131 @@
+"""What is run for each paper: the algorithm behind every main theorem and variant, the measured quantity, the
+problem, the topologies and the hyper-parameters other than the step size.
+
+A :class:`Target` is one (theorem or named variant, algorithm, measured quantity); a :class:`PaperPlan` groups the
+targets of one paper with the settings they share. The step size (``eta``; ``eta_u`` for DFedPGP) is not part of a
+plan: :mod:`dfltheory.verify.holds` takes the largest value that the conditions of every target of the paper admit
+at the run's constants, and a fraction of it.
+
+Push-sum constants (DFedSGPSM, DFedPGP) enter twice: ``cited`` takes C and q from the lemma the paper cites
+(Assran et al. 2019 Lemma 3; for DFedPGP seed 003 L525-527), ``measured`` from the graph sequence itself
+(:func:`dfltheory.topology.pushsum.measured`): two lines of every verdict, labelled.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class Target:
+    """One theorem (or named variant) against one algorithm's runs."""
+
+    theorem: str
+    algo: str
+    measure: str  # a key of dfltheory.verify.measures.MEASURES
+    hp: Mapping[str, object] = field(default_factory=dict)  # algorithm options besides the step size and K
+    main: bool = False  # the paper's printed main theorem (the others are named variants)
+
+
+@dataclass(frozen=True)
+class Topo:
+    name: str
+    weights: str
+    params: Mapping[str, object] = field(default_factory=dict)
+
+    @property
+    def label(self) -> str:
+        extra = ",".join(f"{k}={v}" for k, v in self.params.items())
+        return self.name + (f"({extra})" if extra else "")
+
+
+@dataclass(frozen=True)
+class PaperPlan:
+    paper: str
+    problem: str  # a name of dfltheory.verify.problems.PROBLEMS
+    step: str  # the theorem symbol of the step size: 'eta' or 'eta_u'
+    K: int
+    symbols: Mapping[str, object]  # hyper-parameter symbols: numbers, or functions of the other values (L, ...)
+    topologies: tuple[Topo, ...]
+    targets: tuple[Target, ...]
+    pushsum: bool = False  # C, q, delta from the push-sum lemma and from the measured graph sequence
+    rate: str | None = None  # the corollary whose schedule gives the rate in T
+    config: Mapping[str, str] = field(default_factory=dict)  # symbol -> run option it sets (besides eta -> lr)
+
+    def target(self, theorem: str) -> Target:
+        for t in self.targets:
+            if t.theorem == theorem:
+                return t
+        raise KeyError(theorem)
+
+
+UNDIRECTED = (Topo("ring", "metropolis"), Topo("exponential", "metropolis"), Topo("full", "metropolis"))
+# directed graphs whose push-sum matrices are only column-stochastic come first: on a regular digraph (the directed
+# exponential graph, the one-peer exponential graph) P is doubly stochastic, the weights stay 1 and push-sum is
+# plain gossip; the random graph is redrawn every round (time-varying)
+DIRECTED = (Topo("k-out", "push-sum", {"k": 3}), Topo("random", "push-sum", {"k": 1}),
+            Topo("exponential-directed", "push-sum"))
+
+SAM = {"rho": 0.01}
+
+PLANS: dict[str, PaperPlan] = {
+    "dfedsgpsm": PaperPlan(
+        "dfedsgpsm", "synthetic-robust", "eta", K=4, pushsum=True, rate="dfedsgpsm.cor1.exact",
+        symbols={"alpha": 0.5, "rho": 0.01}, config={"alpha": "momentum", "rho": "rho"},
+        topologies=DIRECTED,
+        targets=(Target("dfedsgpsm.thm1", "dfedsgpsm", "avg", main=True),
+                 Target("dfedsgpsm.thm1.corrected", "dfedsgpsm", "avg"),
+                 Target("dfedsgpsm.thm1.consistent", "dfedsgpsm", "avg"),
+                 Target("dfedsgpsm.thm1.alpha_tilde", "dfedsgpsm", "avg"))),
+    "dfedsam": PaperPlan(
+        "dfedsam", "synthetic-robust", "eta", K=4, rate="dfedsam.cor4.1.1.derived",
+        symbols={"rho": 0.01, "Q": 1}, config={"rho": "rho"},
+        topologies=UNDIRECTED,
+        targets=(Target("dfedsam.thm4.1", "dfedsam", "min", main=True),
+                 Target("dfedsam.thm4.1.E2", "dfedsam", "min"),
+                 Target("dfedsam.thm4.1.proofE2", "dfedsam", "min"),
+                 Target("dfedsam.thm4.1.proofE3", "dfedsam", "min"),
+                 Target("dfedsam.thm4.1.corrected", "dfedsam", "min"),
+                 Target("dfedsam.thm4.1.corrected_consensus", "dfedsam", "min"),
+                 Target("dfedsam.thm4.1.tight", "dfedsam", "min"))),
+    "dfedcata": PaperPlan(
+        "dfedcata", "synthetic-robust", "eta", K=4, rate="dfedcata.cor1",
+        symbols={"beta": 0.5, "lam_pen": 0.05, "lam_pen_inv": 20.0, "Delta0": 0.0},
+        config={"beta": "beta", "lam_pen": "lam_pen"},
+        topologies=UNDIRECTED,
+        targets=(Target("dfedcata.thm1", "dfedcata", "avg_p", {"mode": "B"}, main=True),
+                 Target("dfedcata.thm1.consensus", "dfedcata", "avg_p", {"mode": "B"}),
+                 Target("dfedcata.thm1.invpen", "dfedcata", "avg_p", {"mode": "B"}),
+                 Target("dfedcata.thm1.novr", "dfedcata", "avg_p", {"mode": "B"}),
+                 Target("dfedcata.thm1.A", "dfedcata", "avg", {"mode": "A"}))),
+    "dfedpgp": PaperPlan(
+        "dfedpgp", "synthetic-personal", "eta_u", K=2, pushsum=True, rate="dfedpgp.cor1",
+        symbols={"K_u": 2, "K_v": 2, "eta_v": lambda v: 1 / (8 * v["L_v"] + 8) / v["K_v"] / 2},
+        config={"eta_v": "lr_v", "K_v": "K_v"},
+        topologies=DIRECTED,
+        targets=(Target("dfedpgp.thm1", "dfedpgp", "avg_pgp", main=True),
+                 Target("dfedpgp.thm1.eq33", "dfedpgp", "avg_pgp"),
+                 Target("dfedpgp.thm1.explicit", "dfedpgp", "avg_pgp"),
+                 Target("dfedpgp.thm1.explicit_corrected", "dfedpgp", "avg_pgp"),
+                 Target("dfedpgp.thm1.explicit_u", "dfedpgp", "avg_pgp"))),
+    "dfedadmm": PaperPlan(
+        "dfedadmm", "synthetic-robust", "eta", K=4, rate="dfedadmm.cor1.derived",
+        # lam_pen = 1/(192 L): half the largest value Theorem 1 admits (lam_pen <= 1/(96 L)), so that the steps
+        # lam_pen/K <= eta <= 1/(96 K L) form an interval rather than one point
+        symbols={"lam_pen": lambda v: 1 / (192 * v["L"]), "rho": 0.01}, config={"lam_pen": "lam", "rho": "rho"},
+        topologies=UNDIRECTED,
+        targets=(Target("dfedadmm.thm1", "dfedadmm-sam", "avg_w", main=True),
+                 Target("dfedadmm.thm1.corrected", "dfedadmm-sam", "avg_w"),
+                 Target("dfedadmm.thm1.normalized", "dfedadmm-sam", "avg_w"),
+                 Target("dfedadmm.thm1.dfedadmm", "dfedadmm", "avg_w"))),
+}
+
+
+def resolve(symbols: Mapping[str, object], values: Mapping[str, float]) -> dict[str, float]:
+    """The plan's hyper-parameter symbols as numbers: callables are evaluated on ``values`` plus the numbers
+    already resolved (in the plan's order)."""
+    out: dict[str, float] = {}
+    for name, v in symbols.items():
+        out[name] = float(v({**values, **out})) if isinstance(v, Callable) else v
+    return out

@@ -1,0 +1,189 @@
+"""Bound-holds experiments: the measured quantities, the verdicts of the quick size, a planted wrong bound that must
+come out violated with a command that reproduces it, the cache, and the ``dfltheory verify`` command."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+import shlex
+
+import numpy as np
+import pytest
+
+from dfltheory.bounds.catalog import catalog, get
+from dfltheory.verify import measures as M
+from dfltheory.verify.holds import SIZES, RunCache, resolve_targets, train_command, verify, verify_paper
+from dfltheory.verify.plans import PLANS, Target
+
+ALLOWED = {"holds", "violated", "inconclusive", "vacuous", "conditions fail", "diverged"}
+
+
+# ------------------------------------------------------------------------------------------------ measures
+def _rows(values: dict[str, list[float]]) -> list[dict]:
+    n = len(next(iter(values.values())))
+    return [{"round": t, **{k: v[t] for k, v in values.items()}} for t in range(n)]
+
+
+def test_per_round_picks_the_rounds_each_theorem_sums_over():
+    rows = _rows({"grad_norm_sq": [9.0, 4.0, 1.0, 2.0], "grad_norm_sq_w": [8.0, 6.0, 4.0, 2.0]})
+    assert M.per_round("min", rows).tolist() == [4.0, 1.0, 2.0]  # t = 1..T
+    assert M.per_round("avg", rows).tolist() == [9.0, 4.0, 1.0]  # t = 0..T-1
+    assert M.per_round("avg_w", rows).tolist() == [8.0, 6.0, 4.0]
+    assert M.running("min", np.array([4.0, 1.0, 2.0])).tolist() == [4.0, 1.0, 1.0]
+    assert M.running("avg", np.array([9.0, 4.0, 1.0])).tolist() == [9.0, 6.5, 14 / 3]
+
+
+def test_dfedpgp_measure_pairs_delta_u_of_the_next_record_with_delta_v_of_this_one():
+    rows = _rows({"grad_norm_sq_u": [100.0, 2.0, 4.0], "grad_norm_sq_v": [3.0, 6.0, 100.0]})
+    terms = M.per_round("avg_pgp", rows, {"L_u": 2.0, "L_v": 3.0})
+    assert terms.tolist() == [2 / 2 + 3 / 3, 4 / 2 + 6 / 3]  # the round-0 u record and the last v record unused
+
+
+def test_expectation_takes_the_min_of_the_mean_over_seeds():
+    terms = np.array([[3.0, 1.0, 2.0], [1.0, 3.0, 2.0]])  # per-seed mins 1, 1; min of means 2
+    est = M.expectation("min", terms)
+    assert est.mean == 2.0 and est.low <= 2.0 <= est.high
+    avg = M.expectation("avg", terms, T=2)
+    assert avg.mean == 2.0 and avg.per_seed == (2.0, 2.0) and avg.low == avg.high == 2.0
+    one = M.expectation("avg", terms[:1])
+    assert math.isinf(one.high) and math.isinf(one.low)
+
+
+def test_bad_measure_input_is_named():
+    with pytest.raises(ValueError, match="unknown measure"):
+        M.per_round("max", _rows({"grad_norm_sq": [1.0, 2.0]}))
+    with pytest.raises(ValueError, match="every round"):
+        M.per_round("avg", [{"round": 0, "grad_norm_sq": 1.0}, {"round": 2, "grad_norm_sq": 1.0}])
+    with pytest.raises(ValueError, match="horizon"):
+        M.expectation("avg", np.ones((2, 3)), T=4)
+
+
+# ------------------------------------------------------------------------------------------------ targets
+def test_targets_resolve_and_unknown_names_list_the_valid_ones():
+    assert set(resolve_targets(["all"])) == set(PLANS)
+    assert [t.theorem for t in resolve_targets(["dfedcata.thm1.A"])["dfedcata"]] == ["dfedcata.thm1.A"]
+    with pytest.raises(ValueError, match="dfedsam.thm4.1"):
+        resolve_targets(["dfedsam.thm9"])
+    every = {t.theorem for p in PLANS.values() for t in p.targets}
+    assert all(get(t) for t in every)  # every target names a catalog entry
+    mains = {t.theorem for p in PLANS.values() for t in p.targets if t.main}
+    assert mains == {"dfedsgpsm.thm1", "dfedsam.thm4.1", "dfedcata.thm1", "dfedpgp.thm1", "dfedadmm.thm1"}
+
+
+# ------------------------------------------------------------------------------------------------ quick size
+@pytest.fixture(scope="module")
+def quick(tmp_path_factory):
+    out = tmp_path_factory.mktemp("verify")
+    return out, verify(["all"], "quick", out)
+
+
+def test_quick_gives_every_main_theorem_a_verdict_with_a_number(quick):
+    _, result = quick
+    verdicts = result["verdicts"]
+    assert {v["verdict"] for v in verdicts} <= ALLOWED
+    for plan in PLANS.values():
+        for target in plan.targets:
+            mine = [v for v in verdicts if v["theorem"] == target.theorem]
+            assert mine, target.theorem
+            assert all(v.get("measured") is not None or v["verdict"] == "conditions fail" for v in mine)
+    for v in verdicts:
+        if v["verdict"] == "holds":
+            assert v["bound"] >= v["ci"][1] and v["ratio"] >= 1 and v["dominant"]
+        if v["verdict"] == "conditions fail":
+            assert v["failed"] and v["bound"] is None
+    # the verdicts of the quick size: every bound whose conditions hold is above the measurement
+    assert not [v for v in verdicts if v["verdict"] in ("violated", "inconclusive", "diverged")]
+    main_holds = {v["theorem"] for v in verdicts if v["main"] and v["verdict"] == "holds"}
+    assert main_holds == {"dfedsgpsm.thm1", "dfedsam.thm4.1", "dfedcata.thm1", "dfedadmm.thm1"}
+    # DFedPGP's Theorem 1 needs C^2 < (1 - q)^2 T: at T = 20 it fails, and the verdict names the T from which it holds
+    pgp = [v for v in verdicts if v["theorem"] == "dfedpgp.thm1"]
+    assert all(v["verdict"] == "conditions fail" and "T" in " ".join(v["failed"]) for v in pgp)
+    assert any("hold from T =" in v["note"] for v in pgp)
+    assert {v["constants"] for v in pgp} == {"cited", "measured"}
+    assert set(result["overlays"]) == set(PLANS) and all(result["overlays"].values())
+
+
+def test_the_bound_in_each_verdict_is_the_theorem_at_the_recorded_values(quick):
+    _, result = quick
+    checked = 0
+    for v in result["verdicts"]:
+        if v["verdict"] != "holds":
+            continue
+        thm = get(v["theorem"])
+        assert thm.evaluate(**v["values"]) == pytest.approx(v["bound"], rel=1e-12)
+        assert thm.check("all", **v["values"]).all_ok
+        assert v["values"][PLANS[v["paper"]].step] == v["hyper"][PLANS[v["paper"]].step]
+        assert set(v["kinds"].values()) <= {"exact", "bound", "cited", "measured"}
+        checked += 1
+    assert checked >= 20
+
+
+def test_a_second_call_reads_the_cache(quick):
+    out, first = quick
+    again = verify(["dfedsam"], "quick", out, rates=False)
+    assert again["runs_trained"] == 0
+    same = [v for v in first["verdicts"] if v["paper"] == "dfedsam"]
+    assert [v["measured"] for v in again["verdicts"]] == [v["measured"] for v in same]
+
+
+# ------------------------------------------------------------------------------------------------ planted bound
+def test_a_planted_wrong_bound_is_violated_and_its_command_reproduces_the_run(tmp_path, monkeypatch):
+    from dfltheory.cli import main
+    from dfltheory.empirical.metrics import read_records
+
+    thm = get("dfedsam.thm4.1")
+    planted = dataclasses.replace(thm, id="dfedsam.thm4.1.planted", variant="planted",
+                                  terms={k: v / 10**4 for k, v in thm.terms.items()})
+    monkeypatch.setitem(catalog(), planted.id, planted)
+    plan = PLANS["dfedsam"]
+    targets = (plan.targets[0], Target(planted.id, "dfedsam", "min"))
+    plan = dataclasses.replace(plan, targets=targets)
+    cache = RunCache(tmp_path / "runs")
+    part = verify_paper(plan, targets, SIZES["quick"], cache)
+    bad = [v for v in part["verdicts"] if v["theorem"] == planted.id]
+    assert bad and all(v["verdict"] == "violated" for v in bad)
+    assert all(v["bound"] < v["ci"][0] for v in bad)
+    good = [v for v in part["verdicts"] if v["theorem"] == "dfedsam.thm4.1"]
+    assert all(v["verdict"] == "holds" for v in good)
+    # the counter-example's command reproduces seed 0's run bit for bit
+    command = bad[0]["command"]
+    assert command.startswith("dfltheory train ") and "counter-example" in bad[0]["note"]
+    args = shlex.split(command)[1:]
+    assert main(args + ["--out", str(tmp_path / "again"), "--no-progress"]) == 0
+    cfg = json.loads((tmp_path / "again" / "config.json").read_text())
+    cached = next(p for p in (tmp_path / "runs").iterdir()
+                  if json.loads((p / "config.json").read_text())["lr"] == cfg["lr"]
+                  and json.loads((p / "config.json").read_text())["seed"] == 0)
+    ours = [r["grad_norm_sq"] for r in read_records(tmp_path / "again" / "metrics.jsonl")]
+    theirs = [r["grad_norm_sq"] for r in read_records(cached / "metrics.jsonl")]
+    assert ours == theirs
+
+
+def test_train_command_writes_every_option():
+    cmd = train_command({"algo": "dfedpgp", "dataset": "synthetic-personal", "data_params": {"dim": 5},
+                         "K_v": 2, "lr_v": 0.5, "local_eval": False, "threads": 1, "topology_params": "k=3"})
+    assert cmd == ("dfltheory train --algo dfedpgp --dataset synthetic-personal --data-params dim=5 --K-v 2 "
+                   "--lr-v 0.5 --no-local-eval --topology-params k=3")
+
+
+# ------------------------------------------------------------------------------------------------ command
+def test_verify_command_rejects_a_bad_target_before_running(tmp_path, capsys):
+    from dfltheory.cli import main
+
+    assert main(["verify", "dfedsam.thm9", "--out", str(tmp_path)]) == 2
+    assert "nothing to verify" in capsys.readouterr().err
+    assert main(["verify", "--out", str(tmp_path)]) == 2
+    assert not (tmp_path / "runs").exists()
+
+
+def test_verify_command_prints_the_table_and_writes_json_and_figures(quick, capsys):
+    from dfltheory.cli import main
+
+    out, _ = quick
+    assert main(["verify", "dfedadmm", "--quick", "--out", str(out)]) == 0
+    text = capsys.readouterr().out
+    assert "dfedadmm.thm1 " in text and "holds" in text
+    saved = json.loads((out / "verify.json").read_text())
+    assert saved["runs_trained"] == 0 and saved["figures"]["dfedadmm"]
+    assert all((out / p).exists() for p in saved["figures"]["dfedadmm"])
