@@ -15,11 +15,19 @@ RUN_SYMBOLS = {"lr": "eta", "K": "K", "n": "m", "rho": "rho", "Q": "Q", "momentu
 
 def register(subparsers) -> None:
     p = subparsers.add_parser(
-        "report", help="the full verification report (markdown, JSON, figures)",
-        description="Topology constants, the catalog, stated against derived rates, the papers' own settings "
-                    "against their conditions, and a predicted-against-measured training run.")
-    p.add_argument("--out", default="report", help="directory for report.md, report.json and figures")
-    p.add_argument("--no-train", action="store_true", help="skip the training run (seconds instead of a minute)")
+        "report", help="the verification report, verdict first (HTML, Markdown, JSON, figures)",
+        description="One verdict table per paper (each main theorem and its variants: conditions at the paper's "
+                    "settings, stated against derived rate, bound-holds verdict on exact problems, bound against "
+                    "measured on a network with estimated constants, discrepancies), then the sections with their "
+                    "figures. Progress on stderr.")
+    p.add_argument("--out", default="report", help="directory for report.html, report.md, report.json and figures")
+    p.add_argument("--no-train", action="store_true", help="skip the DFedSAM least-squares runs (sections 5-7)")
+    p.add_argument("--no-verify", action="store_true", help="skip the verification runs on exact problems")
+    p.add_argument("--no-network", action="store_true", help="skip the digits network of each paper")
+    p.add_argument("--size", choices=("quick", "default"), default="default", help="size of the verification runs")
+    p.add_argument("--verification", metavar="FILE",
+                   help="take the verification results from this JSON file (dfltheory.verify.holds.verify's output) "
+                        "instead of running them")
     p.add_argument("--n", type=int, default=100, help="number of clients for the topology table")
     p.set_defaults(func=_report)
 
@@ -59,8 +67,15 @@ def _report(args) -> int:
     from dfltheory.figures.report import build_report
 
     output_dir(args.out, "--out")
-    build_report(args.out, train=not args.no_train, n=args.n)
-    print((Path(args.out) / "report.md").read_text())
+    verify = not args.no_verify
+    if args.verification:
+        verify = json.loads(Path(args.verification).read_text())
+        if not isinstance(verify, dict) or "verdicts" not in verify:
+            raise ValueError(f"--verification {args.verification}: not verification results (a JSON object with "
+                             "'verdicts'); give the file dfltheory.verify.holds.verify wrote")
+    build_report(args.out, train=not args.no_train, n=args.n, verify=verify, size=args.size,
+                 network=not args.no_network)
+    print(Path(args.out) / "report.html")
     return 0
 
 

@@ -1,13 +1,193 @@
-"""The report's sections (the full report, with its training run, is `make report`, not a test)."""
+"""The verdict-first report: built once (no training, no network, the verification results of the hand-written
+fixture ``verify_fixture.json``, the rates and settings of DFedSAM only, for time) and read as a browser and a
+reader would: every figure it references exists, every paper has its table with a row per main theorem, no raw
+sympy or Python reprs, numbers formatted, and the Markdown and JSON say what the HTML says."""
+
+import json
+import re
+import sys
+from html.parser import HTMLParser
+from pathlib import Path
 
 import matplotlib
 
 matplotlib.use("Agg")
 
+import matplotlib.pyplot as plt
 import pytest
 
 from dfltheory.figures import plot_topology_constants
-from dfltheory.figures.report import PAPER_TOPOLOGIES, catalog_section, markdown, topology_section
+from dfltheory.figures.format import formula, interval, num
+from dfltheory.figures.report import PAPER_TOPOLOGIES, Progress, build_report, catalog_section, topology_section
+
+FIXTURE = Path(__file__).with_name("verify_fixture.json")
+
+
+class Page(HTMLParser):
+    """Images, links, the verdict tables' rows (theorem -> column -> head text) and the visible text."""
+
+    def __init__(self):
+        super().__init__()
+        self.images, self.links, self.tables, self.text = [], [], {}, []
+        self._table = self._row = self._col = None
+        self._head = False
+
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        if tag == "img":
+            self.images.append(a["src"])
+        elif tag == "a" and "href" in a:
+            self.links.append(a["href"])
+        elif tag == "table" and (a.get("id") or "").startswith("verdict-"):
+            self._table = self.tables.setdefault(a["id"][len("verdict-"):], {})
+        elif tag == "tr" and self._table is not None and "data-theorem" in a:
+            self._row = self._table.setdefault(a["data-theorem"], {})
+        elif tag == "td" and self._row is not None and "data-col" in a:
+            self._col = a["data-col"]
+        elif tag == "span" and self._col and a.get("class") == "head":
+            self._head = True
+
+    def handle_endtag(self, tag):
+        if tag == "table":
+            self._table = None
+        elif tag == "tr":
+            self._row = None
+        elif tag == "td":
+            self._col = None
+        elif tag == "span":
+            self._head = False
+
+    def handle_data(self, data):
+        self.text.append(data)
+        if self._head and self._col:
+            self._row[self._col] = self._row.get(self._col, "") + data
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory):
+    out = tmp_path_factory.mktemp("report")
+    ver = json.loads(FIXTURE.read_text())
+    for files in ver["figures"].values():
+        for f in files:
+            (out / f).parent.mkdir(parents=True, exist_ok=True)
+            fig, ax = plt.subplots(figsize=(2, 1))
+            ax.plot([0, 1])
+            fig.savefig(out / f)
+            plt.close(fig)
+    rep = build_report(out, train=False, n=16, verify=ver, network=False, stream=False, papers=("dfedsam",))
+    page = Page()
+    page.feed((out / "report.html").read_text())
+    return out, rep, page, ver
+
+
+def test_every_referenced_figure_exists_and_nothing_loads_from_the_network(built):
+    out, rep, page, ver = built
+    assert set(page.images) >= {"spectral_gap.png", "bound_vs_spectral_gap.png", *ver["figures"]["dfedsam"]}
+    for src in page.images:
+        assert (out / src).is_file(), src
+    html = (out / "report.html").read_text()
+    assert "<script" not in html and "http://" not in html and "https://" not in html
+    for href in page.links:  # the discrepancies, linked to their section of docs/bounds/<paper>.md
+        path, _, anchor = href.partition("#")
+        assert (out / path).is_file() and anchor, href
+    md = (out / "report.md").read_text()
+    for src in re.findall(r"!\[[^\]]*\]\(([^)]+)\)", md):
+        assert (out / src).is_file(), src
+
+
+def test_one_table_per_paper_with_every_main_theorem_and_its_variants(built):
+    from dfltheory.bounds import PAPERS, catalog
+
+    out, rep, page, ver = built
+    assert list(page.tables) == list(PAPERS)
+    for v in ver["verdicts"]:
+        assert v["theorem"] in page.tables[v["paper"]]
+    for t in catalog().values():
+        if t.kind == "theorem":
+            assert t.id in page.tables[t.paper], t.id
+    sam = page.tables["dfedsam"]
+    assert sam["dfedsam.thm4.1"]["exact"].startswith("1/2 hold")  # holds x300 and conditions fail at eta = 0.1
+    assert sam["dfedsam.thm4.1.corrected_consensus"]["exact"] == "holds ×734.1"
+    assert sam["dfedsam.thm4.1"]["conditions"].startswith("paper's: met only for L < 0.05")
+    assert sam["dfedsam.thm4.1.corrected"]["conditions"].startswith("paper's: met only for L")  # its own conditions
+    assert "same order" in sam["dfedsam.thm4.1.E2"]["rate"] or "differs" in sam["dfedsam.thm4.1.E2"]["rate"]
+    assert page.tables["dfedcata"]["dfedcata.thm1"]["exact"] == "violated ×0.5"
+    assert page.tables["dfedpgp"]["dfedpgp.thm1.eq33"]["exact"] == "not verified"
+    assert all(r["network"] == "—" for t in page.tables.values() for r in t.values())
+    assert len([i for i in rep["verdicts"] if i["paper"] == "dfedsam"][0]["discrepancies"]) >= 10
+
+
+def test_no_raw_sympy_reprs_or_unformatted_numbers(built):
+    out, rep, page, ver = built
+    for name in ("report.html", "report.md"):
+        text = (out / name).read_text()
+        for raw in ("Range(", "**", "{'", "Interval(", "oo)", "e-17", "6.508e"):
+            assert raw not in text, (name, raw)
+        assert not re.search(r"\b(nan|None|inf)\b", text), name
+        assert not re.search(r"\d\.\d{6,}", text), name  # no 0.99684346... (4 significant digits)
+    html = "".join(page.text)
+    assert "0 (round-off)" in html  # lambda of the complete graph, exactly 0
+    assert "η ≤ 1/(10·K·L)" in html and "−32·K²·L²·η³ + K·η > 0" in html
+
+
+def test_markdown_and_json_agree_with_the_html_on_the_verdicts(built):
+    out, rep, page, ver = built
+    saved = json.loads((out / "report.json").read_text())
+    md = (out / "report.md").read_text()
+    for table in saved["verdicts"]:
+        section = md.split(f"\n## {table['paper']}: ", 1)[1].split("\n## ", 1)[0]
+        for row in table["rows"]:
+            html_row = page.tables[table["paper"]][row["id"]]
+            name = f"`{row['id']}`" if row["main"] else f"↳ `{row['short']}`"
+            line = next(ln for ln in section.splitlines() if ln.startswith(f"| {name} |"))
+            for col in ("conditions", "rate", "exact", "network"):
+                assert html_row[col] == row[col]["text"], (row["id"], col)
+                assert row[col]["text"].replace("|", "\\|") in line, (row["id"], col)
+    assert saved["verification"]["verdicts"] == ver["verdicts"]
+    assert saved["header"]["seeds"] == [0, 1, 2, 3, 4] and saved["header"]["wall_seconds"] > 0
+
+
+def test_the_header_names_version_date_seeds_machine_and_wall_time(built):
+    out, rep, page, ver = built
+    head = (out / "report.html").read_text().split("<table", 1)[0]
+    for piece in ("dfltheory 0.", "UTC", "seeds 0, 1, 2, 3, 4", "CPUs", "torch", "device cpu", "wall time"):
+        assert piece in head, piece
+
+
+def test_without_the_verification_layer_the_report_says_so(monkeypatch, tmp_path):
+    from dfltheory.figures.report import verification_section
+
+    monkeypatch.setitem(sys.modules, "dfltheory.verify.holds", None)  # import fails as if the module were absent
+    results, note = verification_section(tmp_path, "quick")
+    assert results is None and note.startswith("verification not run")
+
+
+def test_progress_names_the_stage_counts_and_time_left():
+    import io
+
+    stream = io.StringIO()
+    prog = Progress(("a", "verification runs"), stream=stream)
+    prog.stage("verification runs")
+    prog.step(40, 40, "runs")
+    prog.close()
+    text = stream.getvalue()
+    assert "[2/2] verification runs ..." in text and "40/40 runs, ETA" in text and "[2/2] verification runs: done" in text
+
+
+@pytest.mark.parametrize("x, zero_exact, text", [(6.508e-17, True, "0 (round-off)"), (6.508e-17, False, "6.508×10⁻¹⁷"),
+                                                 (0.041, False, "0.041"), (123456.0, False, "1.235×10⁵"),
+                                                 (1e12, False, "10¹²"), (0.99684346, False, "0.9968"),
+                                                 (-32.0, False, "−32"), (None, False, "—"), (12, False, "12")])
+def test_num(x, zero_exact, text):
+    assert num(x, zero_exact=zero_exact) == text
+
+
+def test_formula_and_interval_read_as_math():
+    assert formula("-32*K**2*L**2*eta**3 + K*eta > 0") == "−32·K²·L²·η³ + K·η > 0"
+    assert formula("sigma_l**2/sqrt(T) + lam**(2*Q)") == "σ_l²/√(T) + λ^(2·Q)"
+    assert interval("L in [0.05, inf)") == "L ≥ 0.05" and interval("L in (0.05, inf)") == "L > 0.05"
+    assert interval("eta in (0, 0.002]") == "0 < η ≤ 0.002"
+    assert interval("L in (0, 0.1) U (0.2, inf)") == "0 < L < 0.1 or L > 0.2"
 
 
 def test_topology_section_has_every_paper_topology():
@@ -21,18 +201,6 @@ def test_catalog_section_counts_add_up():
     sec = catalog_section()
     assert sec["count"] == sum(sec["by_paper"].values()) == sum(sec["by_tag"].values()) >= 100
     assert set(sec["by_paper"]) == {"dfedsgpsm", "dfedsam", "dfedcata", "dfedpgp", "dfedadmm"}
-
-
-def test_markdown_lists_findings_and_violations():
-    rep = {"topology": {"n": 4, "rows": {"ring": {"lambda": 0.5}}},
-           "catalog": {"count": 1, "by_paper": {"p": 1}, "by_kind": {"theorem": 1}, "by_tag": {"SEED": 1}},
-           "rates": [{"id": "p.cor1", "parent": "p.thm1", "derived_rate": "T^-1/2", "stated_rate": "T^-1",
-                      "findings": ["slower than stated"], "conditions": []}],
-           "experiments": [{"id": "p.exp", "theorem": "p.thm1", "conditions": [
-               {"relation": "eta <= 1/(10*K*L)", "violated_for": "L in (0.05, inf)"}]}],
-           "training": None, "figures": ["a.png"]}
-    text = markdown(rep)
-    assert "slower than stated" in text and "violated for L in (0.05, inf)" in text and "![a.png](a.png)" in text
 
 
 def test_plot_topology_constants_one_curve_per_topology():
@@ -52,21 +220,3 @@ def test_training_section_runs_at_an_admissible_step_size(tmp_path):
     assert sum(tr["bound_terms"].values()) == pytest.approx(tr["bound_at_T"])
     again = training_section(tmp_path, rounds=3, n=6)  # the run is regenerated, not refused
     assert again["measured_min_grad_norm_sq"] == tr["measured_min_grad_norm_sq"]
-
-
-def test_markdown_sweeps_state_their_sizes_and_point_to_the_readme_runs():
-    top = {"n": 16, "rounds": 100, "eta": 0.01, "theorem": "dfedsam.thm4.1",
-           "rows": [{"topology": t, "Q": 1, "lambda": lam, "measured": m, "bound": b, "measured_ratio": m / 0.01,
-                     "bound_ratio": b / 80.0} for t, lam, m, b in (("ring", 0.95, 0.011, 1.2e4), ("full", 0.0, 0.01, 80.0))]}
-    rate = {"corollary": "dfedsam.cor4.1.1.derived", "c": 0.22, "r": 0.05, "n": 16, "T_leading": 813.0,
-            "rows": [{"T": T, "eta": 0.01, "measured": m, "bound": b} for T, m, b in ((25, 1.76, 2917.0),
-                                                                                   (50, 0.73, 750.0))],
-            "slopes": {"measured": -1.26, "bound": -1.96, "stated": -0.5},
-            "local_slopes": {"measured": [-1.26], "bound": [-1.96]}}
-    rep = {"topology": {"n": 4, "rows": {}}, "catalog": {"count": 0, "by_paper": {}, "by_kind": {}, "by_tag": {}},
-           "rates": [], "experiments": [], "training": None, "sweeps": {"topology": top, "rate": rate}, "figures": []}
-    text = markdown(rep)
-    assert "n = 16, T = 100" in text and "examples/topology_sweep.py --n 64 --rounds 200" in text
-    assert "between 1 and 1.1" in text  # the measured ratios' range, stated
-    assert "| 50 | 0.01 | 0.73 | 750 | -1.26 | -1.96 |" in text  # slope from the previous horizon
-    assert "over T = 25 ... 50" in text and "`examples/rate_in_T.py`" in text and "T = 813" in text

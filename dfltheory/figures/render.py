@@ -1,0 +1,213 @@
+"""The report's pages from its data: ``report.html`` (self-contained: inline CSS, no script, figures as PNG files
+beside it), ``report.md`` and ``report.json``, rendered by Jinja2 from ``dfltheory/figures/templates``.
+
+:func:`view` turns the report's data (:func:`dfltheory.figures.report.build_report`) into what a reader sees: every
+number through :func:`~dfltheory.figures.format.num`, every formula through
+:func:`~dfltheory.figures.format.formula`; both templates render the same view, so they agree.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from pathlib import Path
+
+from dfltheory.figures.format import formula, interval, num, ratio
+from dfltheory.figures.verdicts import VERDICT_STATUS, order_text
+
+__all__ = ["view", "render", "write", "environment"]
+
+#: how each verification verdict reads in the report
+HYPER_NAMES = {"eta": "η", "rho": "ρ", "lam": "λ", "alpha": "α", "beta": "β", "eta_u": "η_u", "eta_v": "η_v"}
+
+
+def environment():
+    from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
+
+    env = Environment(loader=PackageLoader("dfltheory.figures", "templates"),
+                      autoescape=select_autoescape(["html", "html.j2"]), undefined=StrictUndefined,
+                      trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True)
+    env.filters.update(num=num, ratio=ratio, formula=formula, interval=interval, order=order_text,
+                       md=lambda s: str(s).replace("|", "\\|").replace("\n", " "))
+    return env
+
+
+def _hyper(h: Mapping) -> str:
+    return ", ".join(f"{HYPER_NAMES.get(k, formula(k))} = {num(v)}" for k, v in h.items())
+
+
+def _condition_verdict(c: Mapping) -> tuple[str, str]:
+    if c["violated_for"]:
+        return "violated for " + interval(c["violated_for"]).replace("every ", "every "), "bad"
+    if c["holds"] is None:
+        return "undecided without " + ", ".join(formula(m) for m in c["missing"]), "warn"
+    return ("holds", "ok") if c["holds"] else ("violated", "bad")
+
+
+def _settings(experiments) -> list[dict]:
+    """Per paper and theorem, the settings grouped by equal verdicts (one table per group)."""
+    papers: dict[str, dict[str, dict]] = {}
+    for s in (s for s in experiments if not s.get("variant_check")):
+        conds = [(c.get("formula") or formula(c["relation"]), c["origin"], *_condition_verdict(c), formula(c["text"]))
+                 for c in s["conditions"]]
+        group = papers.setdefault(s["paper"], {}).setdefault((s["theorem"], tuple(conds)),
+                                                             {"theorem": s["theorem"], "settings": [],
+                                                              "conditions": [dict(zip(("formula", "origin", "verdict",
+                                                                                       "status", "text"), c))
+                                                                             for c in conds]})
+        group["settings"].append({"id": s["id"], "description": s["description"],
+                                  "values": ", ".join(f"{HYPER_NAMES.get(k, formula(k))} = {num(v)}"
+                                                      for k, v in s["values"].items())})
+    return [{"paper": p, "groups": list(groups.values())} for p, groups in papers.items()]
+
+
+def _rates(rates) -> list[dict]:
+    out = []
+    for r in rates:
+        out.append({"id": r["id"], "parent": r["parent"],
+                    "schedule": ", ".join(f"{formula(k)} = {formula(v)}" for k, v in r["schedule"].items()),
+                    "derived": order_text(r["derived_rate"]), "stated": order_text(r["stated_rate"]),
+                    "same": r["derived_rate"] == r["stated_rate"],
+                    "findings": [formula(f) for f in r["findings"]],
+                    "conditions": [{"text": formula(c["text"]), "under": formula(c["under_schedule"])}
+                                   for c in r["conditions"]]})
+    return out
+
+
+def _verification(ver: Mapping | None) -> dict | None:
+    if not ver:
+        return None
+    rows = []
+    for v in ver.get("verdicts", ()):
+        ci = v.get("ci")
+        rows.append({**{k: v.get(k) for k in ("theorem", "paper", "variant", "main", "setting", "problem", "topology",
+                                              "constants", "verdict", "dominant", "command", "note")},
+                     "m": num(v.get("m")), "T": num(v.get("T")), "hyper": _hyper(v.get("hyper") or {}),
+                     "bound": num(v.get("bound")), "measured": num(v.get("measured")), "ratio": ratio(v.get("ratio")),
+                     "ci": f"[{num(ci[0])}, {num(ci[1])}]" if ci else "—",
+                     "failed": "; ".join(formula(f) for f in v.get("failed") or ()),
+                     "status": VERDICT_STATUS.get(v["verdict"], "none")})
+    rates = [{**r, "horizons": ", ".join(num(h) for h in r.get("horizons", ())), "schedule": formula(r["schedule"]),
+              "measured_slope": num(r.get("measured_slope")), "bound_slope": num(r.get("bound_slope")),
+              "stated_slope": num(r.get("stated_slope"))} for r in ver.get("rates", ())]
+    topology = [{"paper": t["paper"], "theorem": t["theorem"],
+                 "rows": [{"topology": r["topology"], "lambda": num(r.get("lambda"), zero_exact=True),
+                           "measured_ratio": num(r.get("measured_ratio")), "bound_ratio": num(r.get("bound_ratio"))}
+                          for r in t["rows"]]} for t in ver.get("topology", ())]
+    papers = sorted({r["paper"] for r in rows} | set(ver.get("figures", {})),
+                    key=lambda p: [r["paper"] for r in rows].index(p) if p in [r["paper"] for r in rows] else 99)
+    return {"size": ver.get("size"), "seeds": ", ".join(str(s) for s in ver.get("seeds", ())),
+            "wall": num(ver.get("wall_seconds")), "device": ver.get("device"),
+            "papers": [{"paper": p, "rows": [r for r in rows if r["paper"] == p],
+                        "figures": list(ver.get("figures", {}).get(p, ()))} for p in papers],
+            "rates": rates, "topology": topology,
+            "counts": {k: sum(r["verdict"] == k for r in rows) for k in VERDICT_STATUS}}
+
+
+def _network(net: Mapping | None) -> list[dict]:
+    out = []
+    for r in (net or {}).get("rows", ()):
+        consts = r.get("constants") or {}
+        values = consts.get("values", consts) if isinstance(consts, Mapping) else {}
+        out.append({"paper": r["paper"], "algo": r["algo"], "theorem": r["theorem"],
+                    "constants": ", ".join(f"{formula(k)} = {num(v)}" for k, v in values.items()
+                                           if isinstance(v, (int, float)) and not isinstance(v, bool)),
+                    "text": r.get("constants_text", ""), "eta": num(r.get("eta")),
+                    "largest_eta": num(r.get("largest_eta")),
+                    "paper_ok": "met" if r["conditions_paper_ok"] else "violated",
+                    "all_ok": "met" if r["conditions_all_ok"] else "violated: " + "; ".join(r.get("failed", ())),
+                    "bound": num(r.get("bound")), "measured": num(r.get("measured")), "ratio": ratio(r.get("ratio")),
+                    "status": "ok" if r["conditions_all_ok"] else "bad"})
+    return out
+
+
+def _training(tr: Mapping | None) -> dict | None:
+    if not tr:
+        return None
+    c = tr["config"]
+    return {"n": c["n"], "rounds": c["rounds"], "K": c["K"], "eta": num(c["lr"]), "rho": num(c["rho"]),
+            "status": tr["status"], "measured": num(tr["measured_min_grad_norm_sq"]), "bound": num(tr["bound_at_T"]),
+            "ratio": ratio(tr["bound_at_T"] / tr["measured_min_grad_norm_sq"]), "dominant": tr["dominant_term"],
+            "theorem": tr["theorem"], "notes": tr["notes"],
+            "terms": [{"name": k, "value": num(v)} for k, v in tr["bound_terms"].items()],
+            "constants": ", ".join(f"{formula(k)} = {num(v)}" for k, v in tr["constants"].items()),
+            "conditions": [{"formula": formula(v["relation"]), "holds": "holds" if v["holds"] else "violated",
+                            "status": "ok" if v["holds"] else "bad"} for v in tr["conditions"]]}
+
+
+def _sweeps(sw: Mapping | None) -> dict | None:
+    if not sw:
+        return None
+    top, rate = sw["topology"], sw["rate"]
+    local = list(zip(rate["local_slopes"]["measured"], rate["local_slopes"]["bound"]))
+    mr = [r["measured_ratio"] for r in top["rows"]]
+    br = [r["bound_ratio"] for r in top["rows"]]
+    return {"topology": {"n": top["n"], "rounds": top["rounds"], "eta": num(top["eta"]), "theorem": top["theorem"],
+                         "measured_range": f"{num(min(mr))} ... {num(max(mr))}",
+                         "bound_range": f"{num(min(br))} ... {num(max(br))}",
+                         "rows": [{"topology": r["topology"], "Q": r["Q"], "lambda": num(r["lambda"], zero_exact=True),
+                                   "measured": num(r["measured"]), "bound": num(r["bound"]),
+                                   "measured_ratio": num(r["measured_ratio"]), "bound_ratio": num(r["bound_ratio"]),
+                                   "dominant": r["dominant"]} for r in top["rows"]]},
+            "rate": {"corollary": rate["corollary"], "c": num(rate["c"]), "r": num(rate["r"]), "n": rate["n"],
+                     "T_leading": num(rate["T_leading"]), "first": rate["rows"][0]["T"], "last": rate["rows"][-1]["T"],
+                     "slopes": {k: num(v) for k, v in rate["slopes"].items()},
+                     "rows": [{"T": r["T"], "eta": num(r["eta"]), "measured": num(r["measured"]),
+                               "bound": num(r["bound"]),
+                               "measured_slope": num(s[0]) if s else "", "bound_slope": num(s[1]) if s else ""}
+                              for r, s in zip(rate["rows"], [None] + local)]}}
+
+
+#: topology columns: key, header, exactly zero on some topology (lambda of the complete graph)
+TOPOLOGY_COLUMNS = (("weights", "weights", False), ("lambda", "λ", True), ("spectral_gap", "1 − λ", False),
+                    ("psi", "ψ", True), ("lambda_min", "λ_min", True), ("Phi", "Φ(λ, m, 1)", False),
+                    ("doubly_stochastic", "doubly stochastic", False), ("q_measured", "q (measured)", True),
+                    ("delta", "δ", False))
+
+
+def view(rep: Mapping) -> dict:
+    """What the templates render: the header, the verdict tables, and each section formatted."""
+    h = rep["header"]
+    header = {**h, "wall": _wall(h["wall_seconds"]), "seeds": ", ".join(str(s) for s in h["seeds"]),
+              "stages": [{"name": k, "seconds": _wall(v)} for k, v in h["stage_seconds"].items()]}
+    topo = rep["topology"]
+    topology = {"n": topo["n"], "columns": [c[1] for c in TOPOLOGY_COLUMNS],
+                "rows": [{"name": name, "cells": [r.get(k) if k == "weights" else num(r.get(k), zero_exact=z)
+                                                  for k, _, z in TOPOLOGY_COLUMNS]}
+                         for name, r in topo["rows"].items()]}
+    cat = rep["catalog"]
+    catalog = {"count": cat["count"], "by": [(what, ", ".join(f"{k} {v}" for k, v in dict(cat[key]).items()))
+                                             for what, key in (("paper", "by_paper"), ("kind", "by_kind"),
+                                                               ("provenance", "by_tag"))]}
+    figs = rep["figures"]
+    return {"header": header, "tables": rep["verdicts"], "verification": _verification(rep.get("verification")),
+            "network": _network(rep.get("network")), "training": _training(rep.get("training")),
+            "sweeps": _sweeps(rep.get("sweeps")), "settings": _settings(rep["experiments"]),
+            "rates": _rates(rep["rates"]), "topology": topology, "catalog": catalog,
+            "figures": dict(figs),
+            "notes": h.get("notes", {})}
+
+
+def _wall(seconds: float) -> str:
+    from dfltheory.figures.report import _duration
+
+    return _duration(seconds)
+
+
+def render(rep: Mapping) -> dict[str, str]:
+    """``{"report.html": ..., "report.md": ...}``."""
+    env, v = environment(), view(rep)
+    return {name: env.get_template(f"{name}.j2").render(**v) for name in ("report.html", "report.md")}
+
+
+def write(out: str | Path, rep: Mapping) -> None:
+    out = Path(out)
+    for name, text in render(rep).items():
+        (out / name).write_text(text)
+    (out / "report.json").write_text(json.dumps(rep, indent=1, default=_json) + "\n")
+
+
+def _json(x):
+    if isinstance(x, float):
+        return None
+    return dict(x) if isinstance(x, Mapping) else str(x)

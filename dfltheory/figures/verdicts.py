@@ -1,0 +1,314 @@
+"""The report's first screen: one table per paper, one row per main theorem and per named variant of it.
+
+Each row joins what the toolkit knows about the theorem, every cell already formatted for a reader:
+
+* ``conditions``   its conditions at the paper's own experimental settings (:mod:`dfltheory.bounds.settings`, what
+                   ``dfltheory bounds experiments`` prints): met, or for which L they fail; with an L estimated on a
+                   network, violated by what factor;
+* ``rate``         the rate each corollary states against the rate its schedule gives in the theorem
+                   (:mod:`dfltheory.bounds.rates`, ``dfltheory bounds verify``);
+* ``exact``        the bound-holds verdicts on problems with exact constants and the ratio bound/measured
+                   (``dfltheory.verify.holds.verify``), or ``verification not run``;
+* ``network``      the bound against the measured quantity on a digits network with estimated constants, or ``—``;
+* ``discrepancies`` per paper, each item of the "Discrepancies" section of ``docs/bounds/<paper>.md`` and each
+                   finding of its settings, linked to that section.
+
+A cell is ``{"text": ..., "detail": [...], "status": "ok" | "bad" | "warn" | "none"}``; Markdown and HTML render
+the same cells, so they agree by construction.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+from dfltheory.figures.format import formula, interval, num, ratio, slug
+
+__all__ = ["theorem_rows", "paper_tables", "discrepancies", "order_text", "DOCS"]
+
+#: docs/bounds of the source tree (absent from an installed wheel: discrepancies then come from the settings only)
+DOCS = Path(__file__).resolve().parents[2] / "docs" / "bounds"
+
+
+def cell(text: str, status: str = "none", detail: Sequence[str] = ()) -> dict:
+    return {"text": text, "status": status, "detail": list(detail)}
+
+
+def order_text(order: str) -> str:
+    """``T^-1/2`` (as :mod:`dfltheory.bounds.rates` writes an order) -> ``1/√T``; ``1`` -> ``1 (no decay)``."""
+    if order == "1":
+        return "1 (no decay)"
+    m = re.fullmatch(r"T\^(-?\d+)(?:/(\d+))?", order)
+    if not m:
+        return formula(order)
+    p, q = int(m[1]), int(m[2] or 1)
+    base = "T" if q == 1 else ("√T" if q == 2 else f"T^(1/{q})")
+    power = formula(f"x**{abs(p)}")[1:] if abs(p) != 1 else ""
+    return (f"1/{base}{power}" if p < 0 else f"{base}{power}")
+
+
+# --- rows -------------------------------------------------------------------------------------------------------
+
+def _root(thm, cat) -> str:
+    while thm.variant_of and thm.variant_of in cat:
+        thm = cat[thm.variant_of]
+    return thm.id
+
+
+def theorem_rows(paper: str, extra: Sequence[str] = ()) -> list[dict]:
+    """The paper's main theorems (kind ``theorem`` that vary no other entry), each followed by its named variants
+    (``variant_of`` it, directly or through another variant); ``extra`` ids (e.g. the verification's main
+    theorems) are added where the catalog would not list them."""
+    from dfltheory.bounds import catalog
+
+    cat = catalog()
+    thms = [t for t in cat.values() if t.paper == paper and t.kind == "theorem"]
+    rows = []
+    for main in (t for t in thms if t.variant_of is None):
+        rows.append({"id": main.id, "main": True, "variant": main.variant, "title": main.title})
+        rows += [{"id": t.id, "main": False, "variant": t.variant, "title": t.title}
+                 for t in thms if t.variant_of is not None and _root(t, cat) == main.id]
+    known = {r["id"] for r in rows}
+    for i in extra:
+        if i not in known:
+            t = cat.get(i)
+            rows.append({"id": i, "main": True, "variant": getattr(t, "variant", "printed"),
+                         "title": getattr(t, "title", i)})
+            known.add(i)
+    return rows
+
+
+# --- conditions at the paper's settings -------------------------------------------------------------------------
+
+_THRESHOLD = re.compile(r"^(?P<name>\w+) in (?P<lo>[\[(])(?P<a>[^,]+), (?:inf|oo)\)$")
+
+
+def _threshold(violated_for: str | None) -> float | None:
+    """``L in (0.05, inf)`` -> 0.05: the setting meets the condition only below it."""
+    m = _THRESHOLD.match(violated_for or "")
+    return float(m["a"]) if m else None
+
+
+def _settings_for(thm_id: str, experiments: Sequence[Mapping], cat) -> list[Mapping]:
+    """The experiments checked against this theorem (for a variant whose conditions differ from the main theorem's,
+    the main theorem's settings checked against it), or, for a variant with the main theorem's conditions, the main
+    theorem's."""
+    own = [s for s in experiments if s["theorem"] == thm_id]
+    if own:
+        return own
+    thm = cat.get(thm_id)
+    if thm is None:
+        return []
+    root = cat[_root(thm, cat)]
+    same = [(c.text, str(c.relation)) for c in thm.conditions] == [(c.text, str(c.relation)) for c in root.conditions]
+    return [s for s in experiments if s["theorem"] == root.id] if same else []
+
+
+def _summary(settings: Sequence[Mapping], origins: tuple[str, ...]) -> tuple[list[float], set, set, dict]:
+    """Over the settings, for the conditions of these origins: the L below which each setting meets them all, the
+    conditions violated for every L, the symbols whose absence leaves some undecided, the tightest conditions."""
+    limits, always, undecided, tightest = [], set(), set(), {}
+    for s in settings:
+        conds = [c for c in s["conditions"] if c["origin"] in origins]
+        lim = [(_threshold(c["violated_for"]), c) for c in conds if _threshold(c["violated_for"]) is not None]
+        always |= {formula(c["relation"]) for c in conds if c["holds"] is False}
+        undecided |= {m for c in conds if c["holds"] is None and c["missing"] for m in c["missing"]}
+        if lim:
+            low, c = min(lim, key=lambda x: x[0])
+            limits.append(low)
+            tightest[formula(c["relation"])] = tightest.get(formula(c["relation"]), 0) + 1
+    return limits, always, undecided, tightest
+
+
+def _verdict(limits, always, undecided, n: int, sym: str, estimated_L: float | None) -> tuple[str, str]:
+    if limits:
+        lo, hi = min(limits), max(limits)
+        span = num(lo) if lo == hi else f"{num(lo)} ... {num(hi)}"
+        text = f"met only for {sym} < {span}" + (f" ({len(limits)} of {n} settings)" if len(limits) < n else "")
+        if estimated_L is None:
+            return text, "bad"
+        if estimated_L <= lo:
+            return f"met at {sym}̂ = {num(estimated_L)}; {text}", "ok"
+        f_lo, f_hi = estimated_L / hi, estimated_L / lo
+        factor = ratio(f_hi) if abs(f_hi / f_lo - 1) < 1e-3 else f"×{num(max(f_lo, 1))} ... ×{num(f_hi)}"
+        return f"violated by {factor} at {sym}̂ = {num(estimated_L)}; {text}", "bad"
+    if always:
+        return f"violated for every {sym}", "bad"
+    if undecided:
+        return "met where decided", "warn"
+    return "met", "ok"
+
+
+def conditions_cell(thm_id: str, experiments: Sequence[Mapping], cat, estimated_L: float | None = None) -> dict:
+    """Met or violated at the paper's settings, for the paper's own conditions and for all (with those the toolkit
+    derived): the L below which they hold (over the settings, smallest ... largest), conditions violated for every L,
+    undecided ones; with ``estimated_L`` the factor by which it exceeds that limit."""
+    settings = _settings_for(thm_id, experiments, cat)
+    if not settings:
+        return cell("no setting of the paper is checked against this entry", "none")
+    sym, n = formula(settings[0].get("free", "L")), len(settings)
+    ids = list(dict.fromkeys(s["id"].split(".exp.")[-1] for s in settings))
+    detail = [f"{n} setting{'s' * (n != 1)} of the paper: {', '.join(ids[:3])}" + (", ..." if n > 3 else "")]
+    paper = _summary(settings, ("paper",))
+    every = _summary(settings, ("paper", "derived"))
+    p_text, p_status = _verdict(*paper[:3], n, sym, estimated_L)
+    a_text, a_status = _verdict(*every[:3], n, sym, estimated_L)
+    text = f"paper's: {p_text}" + ("" if a_text == p_text else f"; with the derived: {a_text}")
+    status = "bad" if "bad" in (p_status, a_status) else ("warn" if "warn" in (p_status, a_status) else "ok")
+    tight = every[3] or paper[3]
+    if tight:
+        detail.append(f"tightest: {max(tight, key=tight.get)}")
+    if every[1]:
+        detail.append(f"violated for every {sym}: " + "; ".join(sorted(every[1])))
+    if every[2]:
+        detail.append("undecided without " + ", ".join(formula(u) for u in sorted(every[2])))
+    return cell(text, status, detail)
+
+
+# --- stated against derived rates --------------------------------------------------------------------------------
+
+def rate_cell(thm_id: str, rates: Sequence[Mapping], measured: Sequence[Mapping] = ()) -> dict:
+    """Each corollary whose parent is this theorem: the order its schedule gives in the theorem against the stated
+    one, and how many findings ``bounds verify`` reports; a measured slope where the verification fitted one."""
+    mine = [r for r in rates if r["parent"] == thm_id]
+    slopes = {m["theorem"]: m for m in measured}
+    if not mine:
+        return cell("—", "none")
+    lines, status = [], "ok"
+    for r in mine:
+        d, s = r["derived_rate"], r["stated_rate"]
+        same = d == s
+        status = status if same else "bad"
+        word = "same order" if same else "differs"
+        n = len(r["findings"])
+        lines.append(f"{r['id'].split('.', 1)[1]}: derived {order_text(d)}, stated {order_text(s)} ({word}"
+                     + (f"; {n} finding{'s' * (n != 1)}" if n else "") + ")")
+        if r["id"] in slopes:
+            m = slopes[r["id"]]
+            lines.append(f"measured slope {num(m.get('measured_slope'))}, bound {num(m.get('bound_slope'))}, "
+                         f"stated {num(m.get('stated_slope'))}")
+    text = "same order as stated" if status == "ok" else "differs from the stated order"
+    if all(r["derived_rate"] == "1" for r in mine):
+        text, status = "does not vanish under the schedule", "bad"
+    return cell(text, status, lines)
+
+
+# --- verification on exact problems ------------------------------------------------------------------------------
+
+VERDICT_STATUS = {"holds": "ok", "violated": "bad", "vacuous": "warn", "conditions fail": "warn"}
+
+
+def exact_cell(thm_id: str, verification: Mapping | None) -> dict:
+    if not verification:
+        return cell("verification not run", "none")
+    mine = [v for v in verification.get("verdicts", ()) if v["theorem"] == thm_id]
+    if not mine:
+        return cell("not verified", "none")
+    lines = []
+    for v in mine:
+        text = v["verdict"] + (f" {ratio(v['ratio'])}" if v.get("ratio") is not None else "")
+        if v.get("failed"):
+            text += " (" + "; ".join(formula(f) for f in v["failed"]) + ")"
+        lines.append(f"{text}: {v.get('setting') or v.get('problem')}")
+    verdicts = [v["verdict"] for v in mine]
+    worst = next((w for w in ("violated", "conditions fail", "vacuous") if w in verdicts), "holds")
+    if len(mine) == 1:  # the verdict itself, its setting below
+        return cell(lines[0].split(": ", 1)[0], VERDICT_STATUS[worst], [mine[0].get("setting") or mine[0]["problem"]])
+    head = f"{verdicts.count('holds')}/{len(mine)} hold"
+    ratios = [v["ratio"] for v in mine if v.get("ratio") is not None and v["verdict"] == "holds"]
+    if ratios:
+        head += f", bound/measured {ratio(min(ratios))}" + (f" ... {ratio(max(ratios))}" if len(ratios) > 1 else "")
+    return cell(head, VERDICT_STATUS[worst], lines)
+
+
+def network_cell(thm_id: str, network: Mapping | None) -> dict:
+    mine = [r for r in (network or {}).get("rows", ()) if r["theorem"] == thm_id]
+    if not mine:
+        return cell("—", "none")
+    r = mine[0]
+    if not r.get("conditions_paper_ok", True) or not r.get("conditions_all_ok", True):
+        text, status = f"no bound: conditions fail at the run's η ({r['algo']})", "bad"
+    else:
+        text, status = f"bound {num(r['bound'])} vs measured {num(r['measured'])} ({ratio(r.get('ratio'))})", "ok"
+    detail = [f"{r['algo']} on digits: bound {num(r.get('bound'))}, measured {num(r.get('measured'))}"]
+    if r.get("largest_eta") is not None:
+        detail.append(f"largest admissible η {num(r['largest_eta'])} (run: {num(r.get('eta'))})")
+    return cell(text, status, detail)
+
+
+# --- discrepancies -----------------------------------------------------------------------------------------------
+
+def _plain(markdown: str) -> str:
+    return re.sub(r"\s+", " ", markdown.replace("`", "").replace("**", "").replace("*", "")).strip()
+
+
+def discrepancies(paper: str, out: str | Path, findings: Sequence[str] = (), docs: Path = DOCS) -> list[dict]:
+    """Every numbered item of the "Discrepancies" section of ``docs/bounds/<paper>.md`` (its bold title, or its first
+    words) and every finding of the paper's settings, each with a link from ``out`` to its section."""
+    path = docs / f"{paper}.md"
+    if not path.exists():
+        return [{"n": i + 1, "title": _plain(f)[:160], "href": None, "where": "dfltheory bounds experiments"}
+                for i, f in enumerate(findings)]
+    href = os.path.relpath(path, Path(out).resolve())
+    lines = path.read_text().splitlines()
+    sections = {i: line[3:].strip() for i, line in enumerate(lines) if line.startswith("## ")}
+    out_items = []
+
+    def section(pred):
+        start = next((i for i, h in sections.items() if pred(h)), None)
+        if start is None:
+            return None, []
+        end = next((i for i in sorted(sections) if i > start), len(lines))
+        return sections[start], lines[start + 1:end]
+
+    head, body = section(lambda h: h.lower().startswith("discrepancies"))
+    items: list[list[str]] = []
+    for line in body:
+        m = re.match(r"^(\d+)\. (.*)", line)
+        if m:
+            items.append([m[1], m[2]])
+        elif items and line.startswith("   "):
+            items[-1].append(line.strip())
+    for n, *text in items:
+        joined = " ".join(text)
+        bold = re.search(r"\*\*(.+?)\*\*", joined)
+        title = _plain(bold[1] if bold else joined)
+        title = title if len(title) <= 120 else title[:117].rsplit(" ", 1)[0] + " ..."
+        out_items.append({"n": int(n), "title": title.rstrip(".:"), "href": f"{href}#{slug(head)}",
+                          "where": f"docs/bounds/{paper}.md § {head}, item {n}"})
+    s_head, _ = section(lambda h: h.lower().startswith("the paper"))
+    for f in dict.fromkeys(findings):
+        title = _plain(f.split(": ", 1)[0] if len(f) > 120 else f)
+        out_items.append({"n": len(out_items) + 1, "title": title[:120],
+                          "href": f"{href}#{slug(s_head)}" if s_head else href,
+                          "where": f"docs/bounds/{paper}.md § {s_head or 'settings'} (dfltheory bounds experiments)"})
+    return out_items
+
+
+# --- the tables --------------------------------------------------------------------------------------------------
+
+def paper_tables(out: str | Path, experiments: Sequence[Mapping], rates: Sequence[Mapping],
+                 verification: Mapping | None = None, network: Mapping | None = None) -> list[dict]:
+    """One table per paper (in the catalog's order): its rows with every cell, and its discrepancies."""
+    from dfltheory.bounds import PAPERS, catalog
+
+    cat = catalog()
+    verdicts = (verification or {}).get("verdicts", ())
+    measured_rates = (verification or {}).get("rates", ())
+    L_hat = {r["paper"]: r.get("L") for r in (network or {}).get("rows", ())}
+    tables = []
+    for paper, title in PAPERS.items():
+        extra = [v["theorem"] for v in verdicts if v["paper"] == paper and v.get("main")]
+        rows = []
+        for r in theorem_rows(paper, extra):
+            rows.append({**r, "short": r["id"].split(".", 1)[1],
+                         "conditions": conditions_cell(r["id"], experiments, cat, L_hat.get(paper) if r["main"] else None),
+                         "rate": rate_cell(r["id"], rates, [m for m in measured_rates if m["paper"] == paper]),
+                         "exact": exact_cell(r["id"], verification),
+                         "network": network_cell(r["id"], network)})
+        findings = [f for s in experiments if s["id"].startswith(paper + ".") for f in s.get("findings", ())]
+        tables.append({"paper": paper, "title": title, "rows": rows,
+                       "discrepancies": discrepancies(paper, out, findings)})
+    return tables
