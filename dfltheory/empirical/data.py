@@ -255,7 +255,16 @@ def quadratic_constants(A_list, b_list) -> dict:
     (1/m) sum_i ||grad f_i(x) - grad f(x)||^2 <= (sqrt(sigma_g2_star) + sqrt(zeta2) ||x - x*||)^2;
     'sigma_g2_sup' = sup_x of the same quantity, present only when it is finite (all H_i equal, then it equals
     sigma_g2_star); 'sigma_l2_star' = max_i (1/n_i) sum_j ||a_ij (a_ij^T x* - b_ij) - grad f_i(x*)||^2, the
-    single-sample gradient variance at x* (divide by the batch size for with-replacement minibatches).
+    single-sample gradient variance at x* (divide by the batch size for with-replacement minibatches);
+    'sigma_g2_client_star' = max_i ||grad f_i(x*)||^2 (the per-client form at x*; its sup when all H_i are equal).
+
+    'G_het', 'B_het': a pair that satisfies dfedcata.md §4 A3, (1/m) sum_i ||grad f_i(x)||^2 <= G^2 + B^2
+    ||grad f(x)||^2 for all x, with the least G for its B. With y = grad f(x) = H (x - x*) (a bijection, H > 0),
+    grad f_i(x) = M_i y + g_i, M_i = H_i H^{-1}, g_i = grad f_i(x*), so the left side is y^T P y + 2 q^T y + s with
+    P = (1/m) sum_i M_i^T M_i, q = (1/m) sum_i M_i^T g_i, s = sigma_g2_star. For B^2 > lambda_max(P) the inequality
+    holds for all y iff G^2 >= s + q^T (B^2 I - P)^{-1} q (the minimum over y of the difference). We take
+    B^2 = 2 lambda_max(P) (lambda_max(P) >= 1 since (1/m) sum_i M_i = I), or B^2 = lambda_max(P) = 1, G^2 = s when
+    q = 0 (all H_i equal: the identity (1/m) sum_i ||grad f_i||^2 = ||grad f||^2 + s).
     """
     A_list = [np.asarray(A, dtype=np.float64) for A in A_list]
     b_list = [np.asarray(b, dtype=np.float64) for b in b_list]
@@ -284,6 +293,17 @@ def quadratic_constants(A_list, b_list) -> dict:
     }
     if zeta2 <= 1e-12 * max(1.0, constants["L"] ** 2):
         constants["sigma_g2_sup"] = constants["sigma_g2_star"]
+    constants["sigma_g2_client_star"] = float(np.max(np.sum(g_i**2, axis=1)))
+    M = np.linalg.solve(H, H_i.transpose(0, 2, 1)).transpose(0, 2, 1)  # M_i = H_i H^{-1} (H, H_i symmetric)
+    P = np.einsum("iba,ibc->ac", M, M) / len(M)
+    q = np.einsum("iba,ib->a", M, g_i) / len(M)
+    top = float(np.linalg.eigvalsh(P)[-1])
+    if np.linalg.norm(q) <= 1e-12 * max(1.0, np.linalg.norm(g_i)):
+        B2, G2 = top, constants["sigma_g2_star"]
+    else:
+        B2 = 2 * top
+        G2 = constants["sigma_g2_star"] + float(q @ np.linalg.solve(B2 * np.eye(len(P)) - P, q))
+    constants["G_het"], constants["B_het"] = float(np.sqrt(G2)), float(np.sqrt(B2))
     return constants
 
 
