@@ -91,7 +91,11 @@ def check_options(cfg: dict) -> None:
 
 
 def check_device(device: str) -> torch.device:
-    dev = torch.device(device)
+    """The torch device named ``device``; a name torch does not know, or CUDA where there is none, is a ValueError."""
+    try:
+        dev = torch.device(device)
+    except (RuntimeError, TypeError):
+        raise ValueError(f"--device {device!r} is not a device name; use cpu, cuda or cuda:N") from None
     if dev.type == "cuda" and not torch.cuda.is_available():
         raise ValueError("--device cuda was requested but CUDA is not available here; use --device cpu")
     return dev

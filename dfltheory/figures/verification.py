@@ -172,24 +172,31 @@ def register(subparsers) -> None:
     p.add_argument("--quick", action="store_const", const="quick", dest="size", help="the same as --size quick")
     p.add_argument("--no-rates", dest="rates", action="store_false", help="skip the rate-in-T runs")
     p.add_argument("--json", action="store_true", help="print the whole result as JSON")
+    p.add_argument("--jobs", type=int, default=1, help="processes that train runs in parallel (one CPU thread each; "
+                   "2 on a 2-core machine)")
+    p.add_argument("--device", default="cpu", help="where runs train: cpu (default), cuda, cuda:1, ...")
     p.set_defaults(func=_verify)
 
 
 def _verify(args) -> int:
     from dfltheory.cli import output_dir
+    from dfltheory.empirical.runner import check_device
     from dfltheory.verify.holds import resolve_targets, verify
 
     targets = list(args.targets) + (["all"] if args.all else [])
     if not targets:
         raise ValueError("name what to verify: 'all' (or --all), a paper or a theorem id")
-    resolve_targets(targets)  # a bad name fails before anything runs
+    resolve_targets(targets)  # bad input fails before anything is created or run
+    check_device(args.device)
+    if args.jobs < 1:
+        raise ValueError(f"--jobs must be >= 1 (processes that train runs), got {args.jobs}")
     out = output_dir(args.out)
 
     def progress(stage, done, total, eta):
         print(f"\r{stage}: run {done}/{total}, about {eta:.0f} s left   ", end="" if done < total else "\n",
               file=sys.stderr, flush=True)
 
-    result = verify(targets, args.size, out, progress, rates=args.rates)
+    result = verify(targets, args.size, out, progress, rates=args.rates, workers=args.jobs, device=args.device)
     render(result, out)
     (out / "verify.json").write_text(json.dumps(result, indent=1) + "\n")
     if args.json:

@@ -55,14 +55,15 @@ class Size:
     extra_K: bool
     horizons: tuple[int, ...]
     batch_size: int = 4
+    longest: int = 0  # a longer horizon, up to this, where a theorem's conditions need more rounds than T
 
 
 SIZES = {
     "quick": Size(m=6, T=20, seeds=5, topologies=1, fractions=(1.0,), extra_K=False, horizons=()),
     "default": Size(m=8, T=100, seeds=5, topologies=3, fractions=(1.0, 0.25), extra_K=True,
-                    horizons=(25, 50, 100, 200)),
+                    horizons=(25, 50, 100, 200), longest=1000),
     "large": Size(m=16, T=400, seeds=10, topologies=3, fractions=(1.0, 0.25), extra_K=True,
-                  horizons=(50, 100, 200, 400, 800), batch_size=8),
+                  horizons=(50, 100, 200, 400, 800), batch_size=8, longest=10000),
 }
 
 
@@ -138,18 +139,50 @@ class RunCache:
         except (json.JSONDecodeError, UnicodeDecodeError):
             return False
 
+    def fill(self, cfgs: Sequence[Mapping], workers: int = 1, progress: Callable | None = None) -> None:
+        """Train every run of ``cfgs`` that is not cached, in ``workers`` processes (each run single-threaded);
+        ``progress(done, total, eta_seconds)`` after each run, cached ones included."""
+        todo = [dict(c) for c in cfgs if not self.done(c)]
+        total, done, start = len(cfgs), len(cfgs) - len(todo), time.perf_counter()
+
+        def tick(trained: int):
+            if progress:
+                rate = (time.perf_counter() - start) / max(trained, 1)
+                progress(done, total, rate * (total - done))
+
+        tick(0)
+        jobs = [{**c, "out": str(self.path(c))} for c in todo]
+        for job in jobs:
+            shutil.rmtree(job["out"], ignore_errors=True)
+        if workers > 1 and len(jobs) > 1:
+            from concurrent.futures import ProcessPoolExecutor, as_completed
+
+            with ProcessPoolExecutor(max_workers=workers) as pool:
+                for n, future in enumerate(as_completed([pool.submit(_train, job) for job in jobs]), 1):
+                    future.result()
+                    done += 1
+                    tick(n)
+        else:
+            for n, job in enumerate(jobs, 1):
+                _train(job)
+                done += 1
+                tick(n)
+        self.trained += len(jobs)
+
     def get(self, cfg: Mapping) -> tuple[list[dict], str]:
-        """(metrics rows, status) of the run, training it first unless it is cached."""
+        """(metrics rows, status) of a cached run (:meth:`fill` trains it)."""
         from dfltheory.empirical.metrics import read_records
-        from dfltheory.empirical.runner import run
 
         out = self.path(cfg)
-        if not self.done(cfg):
-            shutil.rmtree(out, ignore_errors=True)
-            run({**cfg, "out": str(out), "progress": False})
-            self.trained += 1
         status = json.loads((out / "summary.json").read_text())["status"]
         return read_records(out / "metrics.jsonl"), status
+
+
+def _train(cfg: dict) -> None:
+    """One run (a module-level function, so that worker processes can run it)."""
+    from dfltheory.empirical.runner import run
+
+    run({**cfg, "progress": False})
 
 
 # ------------------------------------------------------------------------------------------------ constants
@@ -277,7 +310,8 @@ class Job:
 
 
 def run_config(plan: PaperPlan, problem, target: Target, topo: Topo, values: Mapping[str, float], step: float,
-               K: int, T: int, size: Size, seed: int) -> dict:
+               K: int, T: int, size: Size, seed: int, device: str = "cpu") -> dict:
+    """The ``train`` config of one run (``device`` other than cpu is recorded, so it is part of the cache key)."""
     cfg = {"algo": target.algo, "dataset": problem.config["dataset"], "model": problem.config.get("model"),
            "data_params": dict(problem.config.get("data_params", {})) or None,
            "data_seed": problem.config.get("data_seed", 0), "n": size.m, "topology": topo.name,
@@ -287,6 +321,8 @@ def run_config(plan: PaperPlan, problem, target: Target, topo: Topo, values: Map
     for sym, key in plan.config.items():
         cfg[key] = values[sym]
     cfg.update(target.hp)
+    if device != "cpu":
+        cfg["device"] = device
     return {k: v for k, v in cfg.items() if v is not None}
 
 
@@ -327,19 +363,48 @@ def overlay(thm, measure: str, terms: np.ndarray, values: Mapping[str, float]) -
             "bound": np.where(ok, bound, np.nan).tolist()}
 
 
-def _executor(cache: RunCache, progress: Callable | None, total: int):
-    state = {"done": 0, "start": time.perf_counter()}
+@dataclass
+class Setting:
+    """One setting of a paper: constants family, label, topology, instance, symbol values, K, step, horizon T;
+    ``primary`` settings give the overlays; ``only`` restricts it to some targets (the longer-horizon settings)."""
 
-    def rows_of(cfg):
-        result = cache.get(cfg)
-        state["done"] += 1
-        if progress:
-            elapsed = time.perf_counter() - state["start"]
-            eta = elapsed / state["done"] * (total - state["done"])
-            progress(state["done"], total, eta)
-        return result
+    family: str
+    label: str
+    topo: Topo
+    inst: Instance
+    values: dict
+    K: int
+    eta: float
+    T: int
+    primary: bool
+    only: frozenset | None = None
 
-    return rows_of
+    def targets(self, targets: Sequence[Target]) -> list[Target]:
+        return [t for t in targets if self.only is None or t.theorem in self.only]
+
+
+def _longer(plan: PaperPlan, targets: Sequence[Target], size: Size, primary: Sequence[Setting]) -> list[Setting]:
+    """For a target whose conditions fail at the size's T only because T is too small (DFedPGP's C^2 < (1-q)^2 T),
+    a setting at the smallest T the conditions admit (2 % above it), if that is at most ``size.longest``."""
+    from dfltheory.bounds import get
+
+    out: dict[int, set] = {}
+    for st in primary:
+        for target in targets:
+            thm = get(target.theorem)
+            vals = _for(thm, st.values)
+            if "T" not in thm.symbols or thm.check("all", **vals).all_ok:
+                continue
+            try:
+                T_min = thm.smallest("T", "all", **{k: v for k, v in vals.items() if k != "T"})
+            except ValueError:
+                continue
+            T = math.ceil(1.02 * T_min)
+            if size.T < T <= size.longest and thm.check("all", **{**vals, "T": T}).all_ok:
+                out.setdefault((T, math.ceil(T_min)), set()).add(target.theorem)
+    return [replace(st, label=f"{st.label}, T = {T} (the conditions need T >= {need})", T=T,
+                    values={**st.values, "T": T}, primary=False, only=frozenset(ths))
+            for st in primary for (T, need), ths in sorted(out.items())]
 
 
 def _settings(plan: PaperPlan, size: Size, step: float) -> list[tuple[str, Topo, float | None, int, bool]]:
@@ -356,7 +421,7 @@ def _settings(plan: PaperPlan, size: Size, step: float) -> list[tuple[str, Topo,
 
 
 def verify_paper(plan: PaperPlan, targets: Sequence[Target], size: Size, cache: RunCache,
-                 progress: Callable | None = None) -> dict:
+                 progress: Callable | None = None, workers: int = 1, device: str = "cpu") -> dict:
     """Verdicts, overlays and topology dependence of one paper (see the module docstring)."""
     from dfltheory.bounds import get
 
@@ -368,8 +433,8 @@ def verify_paper(plan: PaperPlan, targets: Sequence[Target], size: Size, cache: 
     insts = instances(plan, size, probe, consts, topos, size.T)
     families = sorted({i.constants for i in insts}, key=["certified", "cited", "measured"].index)
 
-    # the jobs: per constants family, per setting, per algorithm (targets that share it share its runs)
-    plans_out, verdicts, overlays, topo_rows = [], [], [], []
+    # the settings: per constants family, per topology, step and K (and a longer horizon where the conditions need it)
+    settings, verdicts, overlays, topo_rows = [], [], [], []
     for family in families:
         fam = [i for i in insts if i.constants == family]
         step, failures = largest_step(plan, targets, fam)
@@ -389,25 +454,28 @@ def verify_paper(plan: PaperPlan, targets: Sequence[Target], size: Size, cache: 
                 if eta is None:
                     continue
             values[plan.step] = eta
-            plans_out.append((family, label, topo, inst, values, K, eta, primary))
+            settings.append(Setting(family, label, topo, inst, values, K, eta, size.T, primary))
+        settings += _longer(plan, targets, size, [s for s in settings if s.family == family and s.primary][:1])
 
     jobs = {}
-    for family, label, topo, inst, values, K, eta, primary in plans_out:
-        for target in targets:
-            key = (target.algo, tuple(sorted(target.hp.items())), topo.label, K, eta)
+    for st in settings:
+        for target in st.targets(targets):
+            key = (target.algo, tuple(sorted(target.hp.items())), st.topo.label, st.K, st.eta, st.T)
             if key not in jobs:
-                jobs[key] = Job(tuple(run_config(plan, problem, target, topo, values, eta, K, size.T, size, s)
-                                      for s in range(size.seeds)))
-    rows_of = _executor(cache, progress, sum(len(j.cfgs) for j in jobs.values()))
-    results = {key: [rows_of(cfg) for cfg in job.cfgs] for key, job in jobs.items()}
+                jobs[key] = Job(tuple(run_config(plan, problem, target, st.topo, st.values, st.eta, st.K, st.T, size,
+                                                 s, device) for s in range(size.seeds)))
+    cache.fill([c for job in jobs.values() for c in job.cfgs], workers, progress)
+    results = {key: [cache.get(cfg) for cfg in job.cfgs] for key, job in jobs.items()}
 
-    for family, label, topo, inst, values, K, eta, primary in plans_out:
-        for target in targets:
-            key = (target.algo, tuple(sorted(target.hp.items())), topo.label, K, eta)
+    for st in settings:
+        family, label, topo, inst, values, K, eta, primary = (st.family, st.label, st.topo, st.inst, st.values, st.K,
+                                                              st.eta, st.primary)
+        for target in st.targets(targets):
+            key = (target.algo, tuple(sorted(target.hp.items())), topo.label, K, eta, st.T)
             runs, job = results[key], jobs[key]
             thm = get(target.theorem)
             base = {"theorem": target.theorem, "paper": plan.paper, "variant": thm.variant, "main": target.main,
-                    "setting": label, "problem": plan.problem, "topology": topo.label, "m": size.m, "T": size.T,
+                    "setting": label, "problem": plan.problem, "topology": topo.label, "m": size.m, "T": st.T,
                     "hyper": {plan.step: eta, "K": K, **{k: values[k] for k in plan.symbols if k in values}},
                     "constants": family, "command": job.command, "algo": target.algo}
             if any(status != "completed" for _, status in runs):
@@ -455,7 +523,8 @@ def _topology_dependence(plan: PaperPlan, rows: list[dict]) -> list[dict]:
 
 
 # ------------------------------------------------------------------------------------------------ rate in T
-def rate(plan: PaperPlan, size: Size, cache: RunCache, progress: Callable | None = None) -> dict | None:
+def rate(plan: PaperPlan, size: Size, cache: RunCache, progress: Callable | None = None, workers: int = 1,
+         device: str = "cpu") -> dict | None:
     """The rate in T under the corollary's schedule: for each horizon, the schedule's constants fixed so that at the
     smallest horizon the step is the largest admissible one (and rho, lambda the plan's values); the measured
     quantity at T against the parent theorem's bound under the schedule; least-squares slopes in log T, and the
@@ -497,12 +566,12 @@ def rate(plan: PaperPlan, size: Size, cache: RunCache, progress: Callable | None
     for horizon in size.horizons:
         scheduled = {name: float(at(expr, {**base, **fixed, "T": horizon})) for name, expr in cor.schedule.items()}
         vals = {**base, **scheduled, "T": horizon}
-        cfgs = tuple(run_config(plan, problem, target, topo, vals, vals[plan.step], plan.K, horizon, size, s)
+        cfgs = tuple(run_config(plan, problem, target, topo, vals, vals[plan.step], plan.K, horizon, size, s, device)
                      for s in range(size.seeds))
         jobs.append((horizon, vals, Job(cfgs)))
-    rows_of = _executor(cache, progress, sum(len(j.cfgs) for _, _, j in jobs))
+    cache.fill([c for _, _, job in jobs for c in job.cfgs], workers, progress)
     for horizon, vals, job in jobs:
-        runs = [rows_of(cfg) for cfg in job.cfgs]
+        runs = [cache.get(cfg) for cfg in job.cfgs]
         if any(status != "completed" for _, status in runs):
             rows.append({"T": horizon, "diverged": True, "command": job.command})
             continue
@@ -526,10 +595,17 @@ def rate(plan: PaperPlan, size: Size, cache: RunCache, progress: Callable | None
 
 # ------------------------------------------------------------------------------------------------ all
 def verify(targets: Sequence[str] = ("all",), size: str | Size = "default", out: str | Path = "verify",
-           progress: Callable[[str, int, int, float], None] | None = None, rates: bool = True) -> dict:
+           progress: Callable[[str, int, int, float], None] | None = None, rates: bool = True, workers: int = 1,
+           device: str = "cpu") -> dict:
     """Run (or read from the cache in ``out``) the bound-holds experiments of ``targets`` ('all', paper names or
     theorem ids) and return the verdicts, overlays, topology dependence and rates as one JSON-safe dict; it is
-    also written to ``out/verify.json``. ``progress(stage, done, total, eta_seconds)`` is called after every run."""
+    also written to ``out/verify.json``. ``progress(stage, done, total, eta_seconds)`` is called after every run;
+    ``workers`` processes train the runs (one CPU thread each); ``device`` ('cpu', 'cuda', ...) is where."""
+    from dfltheory.empirical.runner import check_device
+
+    check_device(device)
+    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
+        raise ValueError(f"workers must be a positive integer (processes that train runs), got {workers!r}")
     import platform
 
     from dfltheory import __version__
@@ -543,18 +619,18 @@ def verify(targets: Sequence[str] = ("all",), size: str | Size = "default", out:
     cache = RunCache(out / "runs")
     start = time.perf_counter()
     result = {"version": __version__, "size": next((k for k, v in SIZES.items() if v == size), "custom"),
-              "seeds": list(range(size.seeds)), "m": size.m, "T": size.T, "device": "cpu",
+              "seeds": list(range(size.seeds)), "m": size.m, "T": size.T, "device": device, "workers": workers,
               "machine": f"{platform.platform()}, {platform.processor() or platform.machine()}",
               "verdicts": [], "overlays": {}, "topology": [], "rates": []}
     for paper, tgts in chosen.items():
         plan = PLANS[paper]
         stage = (lambda name: (lambda d, t, e: progress(name, d, t, e)) if progress else None)
-        part = verify_paper(plan, tgts, size, cache, stage(f"{paper}: bound-holds runs"))
+        part = verify_paper(plan, tgts, size, cache, stage(f"{paper}: bound-holds runs"), workers, device)
         result["verdicts"] += part["verdicts"]
         result["overlays"][paper] = part["overlays"]
         result["topology"] += part["topology"]
         if rates and any(t.main for t in tgts):
-            r = rate(plan, size, cache, stage(f"{paper}: rate in T"))
+            r = rate(plan, size, cache, stage(f"{paper}: rate in T"), workers, device)
             if r:
                 result["rates"].append(r)
     result["wall_seconds"] = time.perf_counter() - start
