@@ -269,3 +269,62 @@ def test_admm_collapse_warning(lr, lam, decay, rounds, expected):
         inside = [t for t in range(rounds) if abs(1 - lr * decay ** t / lam) < 0.1]
         assert (first, last) == (inside[0], inside[-1])
     assert runner.admm_step_warning(A.make("dfedavgm"), lr, decay, 5, rounds) is None
+
+
+def test_data_seed_fixes_the_problem_and_seed_the_minibatches(tmp_path):
+    """Runs that differ in --seed alone share the data and the initial model and differ in the batches; the data
+    options and the resolved data seed are stored in config.json and a resume checks them."""
+    cfg = {**BASE, "dataset": "synthetic-robust", "data_params": {"dim": 3, "n_per_client": 20}, "data_seed": 7}
+    (e1, _), (e2, _) = runner.build({**cfg, "seed": 1}), runner.build({**cfg, "seed": 2})
+    assert e1.state["x"].shape[1] == 3 and torch.equal(e1.state["x"], e2.state["x"])
+    assert torch.equal(e1.data.x_train, e2.data.x_train) and torch.equal(e1.data.y_train, e2.data.y_train)
+    assert not torch.equal(e1.plan(0).idx, e2.plan(0).idx)
+    e3, _ = runner.build({**cfg, "seed": 1, "data_seed": 8})
+    assert not torch.equal(e1.state["x"], e3.state["x"])
+    runner.run({**cfg, "seed": 1, "rounds": 2, "out": tmp_path / "a"})
+    runner.run({**cfg, "seed": 2, "rounds": 2, "out": tmp_path / "b"})
+    first = [lines(tmp_path / name)[0]["train_loss"] for name in "ab"]
+    assert first[0] == first[1] and lines(tmp_path / "a")[-1] != lines(tmp_path / "b")[-1]
+    saved = json.loads((tmp_path / "a" / "config.json").read_text())
+    assert saved["data_seed"] == 7 and saved["data_params"] == {"dim": 3, "n_per_client": 20}
+    runner.run({**cfg, "seed": 1, "rounds": 3, "out": tmp_path / "a"}, resume=True)
+    with pytest.raises(ValueError, match="different config.*data_params"):
+        runner.run({**cfg, "data_params": {"dim": 4}, "seed": 1, "rounds": 4, "out": tmp_path / "a"}, resume=True)
+    default = {**BASE, "rounds": 1, "out": tmp_path / "c"}
+    runner.run(default)
+    assert json.loads((tmp_path / "c" / "config.json").read_text())["data_seed"] == BASE["seed"]
+
+
+def test_data_params_from_the_command_line(tmp_path):
+    out = tmp_path / "run"
+    rc = cli.main(["train", "--algo", "dfedpgp", "--dataset", "synthetic-personal", "--n", "3", "--topology",
+                   "exponential-directed", "--weights", "push-sum", "--rounds", "1", "--K", "2", "--batch-size", "4",
+                   "--data-params", "dim=2,n_per_client=10,heterogeneity=0.5", "--data-seed", "4", "--out", str(out),
+                   "--no-progress"])
+    assert rc == 0
+    saved = json.loads((out / "config.json").read_text())
+    assert saved["data_params"] == {"dim": 2, "n_per_client": 10, "heterogeneity": 0.5} and saved["data_seed"] == 4
+    from dfltheory.empirical.commands import parse_data_params
+
+    assert parse_data_params("shared_design=true,noise=0") == {"shared_design": True, "noise": 0}
+
+
+@pytest.mark.parametrize("bad,match", [
+    ({"data_params": {"dim": float("nan")}}, "--data-params must map names"),
+    ({"data_params": [1, 2]}, "--data-params must map names"),
+    ({"data_seed": -1}, "--data-seed must be an integer in"),
+    ({"data_params": {"dim": 3, "bogus": 1}}, "unexpected keyword"),
+])
+def test_bad_data_options_are_refused(tmp_path, bad, match):
+    with pytest.raises(ValueError, match=match):
+        runner.build({**BASE, "dataset": "synthetic-robust", **bad, "out": None})
+
+
+def test_a_run_started_before_data_seed_existed_resumes(tmp_path):
+    out = tmp_path / "old"
+    runner.run({**BASE, "rounds": 2, "out": out})
+    saved = json.loads((out / "config.json").read_text())
+    del saved["data_seed"], saved["data_params"]
+    (out / "config.json").write_text(json.dumps(saved))
+    runner.run({**BASE, "rounds": 3, "out": out}, resume=True)
+    assert [r["round"] for r in lines(out)] == [0, 1, 2, 3]
