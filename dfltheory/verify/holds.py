@@ -393,8 +393,8 @@ def _longer(plan: PaperPlan, targets: Sequence[Target], size: Size, primary: Seq
         for target in targets:
             thm = get(target.theorem)
             vals = _for(thm, st.values)
-            if "T" not in thm.symbols or thm.check("all", **vals).all_ok:
-                continue
+            if "T" not in thm.symbols or not set(thm.required) <= set(vals) or thm.check("all", **vals).all_ok:
+                continue  # no horizon in the theorem, a value known only after the runs (Xi), or nothing fails
             try:
                 T_min = thm.smallest("T", "all", **{k: v for k, v in vals.items() if k != "T"})
             except ValueError:
