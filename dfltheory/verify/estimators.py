@@ -498,6 +498,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="number of points of the run the constants are measured at (default 6)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the clients chosen as points and of the "
                         "Lanczos start vectors")
+    parser.add_argument("--threads", type=int, default=None, metavar="N",
+                        help="torch CPU threads (default: torch's); on shared cores use 1, as for train")
     parser.add_argument("--f-star", default=None, metavar="VALUE",
                         help="a lower bound of the loss (default 0: the loss is nonnegative), or 'best' for the "
                         "run's best train_loss")
@@ -505,6 +507,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def command(args) -> int:
     """``dfltheory constants``: print the table (or JSON) of :func:`estimate_run`; 0 on success."""
+    threads = getattr(args, "threads", None)
+    if threads is not None:
+        if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
+            raise ValueError(f"--threads must be an integer >= 1, got {threads!r}")
+        torch.set_num_threads(threads)
     result = estimate_run(args.run_dir, points=args.points, seed=args.seed, f_star=args.f_star)
     print(json.dumps(result.to_dict(), indent=2) if args.json else result.text())
     return 0

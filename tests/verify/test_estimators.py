@@ -111,6 +111,13 @@ def test_logistic_estimates_stay_below_the_upper_bounds(runs):
     assert 0 < v["L"] <= c["L"] and 0 < v["B"] <= c["B"]
     assert v["sigma_l"] ** 2 * SMALL["batch_size"] <= c["sigma_l2_bound"]
     assert v["sigma_g"] ** 2 <= c["sigma_g2_bound"]
+    if "sigma_g2_client_bound" in c:
+        assert result.estimates["sigma_g_client"].value ** 2 <= c["sigma_g2_client_bound"]
+    if "G_het" in c:  # DFedCata's A3 at the certified B
+        engine, _, _, x0 = E.load_run(runs["logistic"])
+        losses = E.ClientLosses(engine.model, engine.x_train, engine.y_train, engine.data.client_indices)
+        measures = E.measure_points(losses, E.run_points(x0, engine.x_bar(), engine.client_models(), 4), iters=2)
+        assert 0 < max(E.g_het(measures, c["B_het"])) <= c["G_het"] ** 2
     assert result.estimates["L"].points == 8
     assert result.estimates["L"].low <= result.estimates["L"].mid <= result.estimates["L"].high == v["L"]
 
@@ -178,6 +185,8 @@ def test_command_prints_the_table_and_json(runs, capsys):
     assert E.command(argparse.Namespace(**{**vars(ns), "json": False})) == 0
     text = capsys.readouterr().out
     assert text.splitlines()[3].split()[:2] == ["symbol", "value"] and "sigma_g_client *" in text
+    with pytest.raises(ValueError, match="--threads must be an integer >= 1"):
+        E.command(argparse.Namespace(**{**vars(ns), "threads": 0}))
     parser = argparse.ArgumentParser()
     E.add_arguments(parser)
     args = parser.parse_args([str(runs["logistic"]), "--points", "3", "--f-star", "0.1", "--json"])
