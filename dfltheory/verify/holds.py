@@ -513,9 +513,11 @@ def _topology_dependence(plan: PaperPlan, rows: list[dict]) -> list[dict]:
         if len(fam) < 2:
             continue
         ref = min(fam, key=lambda r: r["mixing"])
-        for r in fam:
+        for r in fam:  # a bound is None where its conditions fail: no predicted ratio then
             r["measured_ratio"] = r["measured"] / ref["measured"]
-            r["bound_ratio"] = r["bound"] / ref["bound"] if math.isfinite(r["bound"]) and ref["bound"] else None
+            bounds = (r["bound"], ref["bound"])
+            r["bound_ratio"] = (r["bound"] / ref["bound"] if all(b is not None and 0 < b < math.inf for b in bounds)
+                                else None)
         main = next(t.theorem for t in plan.targets if t.main)
         out.append({"paper": plan.paper, "theorem": main, "constants": family, "reference": ref["topology"],
                     "rows": fam})

@@ -187,3 +187,16 @@ def test_verify_command_prints_the_table_and_writes_json_and_figures(quick, caps
     saved = json.loads((out / "verify.json").read_text())
     assert saved["runs_trained"] == 0 and saved["figures"]["dfedadmm"]
     assert all((out / p).exists() for p in saved["figures"]["dfedadmm"])
+
+
+def test_topology_dependence_is_relative_to_the_best_mixing_graph_and_skips_missing_bounds():
+    from dfltheory.verify.holds import _topology_dependence
+
+    rows = [{"topology": "ring", "constants": "certified", "mixing": 0.8, "measured": 4.0, "bound": 30.0},
+            {"topology": "full", "constants": "certified", "mixing": 0.0, "measured": 2.0, "bound": 10.0},
+            {"topology": "k-out", "constants": "certified", "mixing": 0.5, "measured": 3.0, "bound": None}]
+    (entry,) = _topology_dependence(PLANS["dfedsam"], rows)
+    assert entry["reference"] == "full"
+    by = {r["topology"]: r for r in entry["rows"]}
+    assert by["ring"]["measured_ratio"] == 2.0 and by["ring"]["bound_ratio"] == 3.0
+    assert by["k-out"]["bound_ratio"] is None and by["k-out"]["measured_ratio"] == 1.5
