@@ -13,8 +13,8 @@ own personal part v_i (its objective is F_i(u, v_i), card dfedpgp §4). At each 
 (vmapped over clients, in chunks of clients and samples; float64 for small problems, else float32):
 
 * L (the L-smoothness assumption): max_i ||H_i(x)||, the largest |eigenvalue| of the Hessian of f_i, by Lanczos on
-  Hessian-vector products (jvp of grad, full re-orthogonalisation). A Ritz value lies in [lambda_min, lambda_max], so
-  it never exceeds the true ||H_i(x)||, and equals it once the steps reach the rank.
+  Hessian-vector products (jvp of grad; :func:`lanczos_norm`). A Ritz value lies in [lambda_min, lambda_max] (up to
+  rounding), so it never exceeds the true ||H_i(x)||, and equals it once the steps reach the rank.
 * L_u, L_v (DFedPGP A2): the same on the blocks H_uu, H_vv (u the shared coordinates, v the personal ones; the
   engine's ``shared`` mask, ``Algorithm.split``). L_uv, L_vu: ||H_uv|| = ||H_vu|| (H is symmetric, so the two are
   equal at every point), by Lanczos on [[0, H_uv], [H_vu, 0]] whose extreme eigenvalues are +-||H_uv||.
@@ -69,7 +69,7 @@ SYMBOLS = {
 #: paper -> which form of sigma_g its assumption states (module table)
 SIGMA_G_FORM = {"dfedsam": "mean", "dfedsgpsm": "client", "dfedadmm": "client", "dfedcata": "mean", "dfedpgp": "client"}
 LOCAL = "a local, trajectory-based estimate (max over the points), not a global constant"
-MEMORY = 2**25  # elements a chunk may hold (per-sample gradients, Lanczos bases): 128 MB in float32
+MEMORY = 2**25  # elements a chunk of clients may hold (per-sample gradients, Lanczos vectors): 128 MB in float32
 EXACT = 2**22  # parameters x training samples up to which the estimates are computed in float64
 
 
@@ -172,21 +172,20 @@ class ClientLosses:
 
 def lanczos_norm(op, V0: torch.Tensor, iters: int) -> torch.Tensor:
     """max |Ritz value| of the symmetric operator ``op`` (row-wise: op maps (c, d) to (c, d), row k its own
-    matrix) after ``iters`` Lanczos steps from the rows of V0, with full re-orthogonalisation. Every Ritz value lies
-    in [lambda_min, lambda_max], so the result never exceeds the spectral norm (up to rounding); with iters >= the
-    rank of the matrix it equals it. A row whose Krylov space is exhausted (beta ~ 0) stops there."""
+    matrix) after ``iters`` Lanczos steps from the rows of V0. Plain three-term recurrence (local
+    re-orthogonalisation only): memory and time O(c d) per step. Lost orthogonality makes copies of converged
+    Ritz values, never values outside the spectrum beyond rounding (Paige 1980), so the result does not exceed the
+    spectral norm (up to rounding) and equals it once the steps reach the rank (exact arithmetic). A row whose
+    Krylov space is exhausted (beta ~ 0) stops there."""
     Q = V0 / V0.norm(dim=1, keepdim=True).clamp_min(1e-300)
-    basis, alphas, betas = [], [], []
+    alphas, betas = [], []
     q_prev, beta_prev = torch.zeros_like(Q), torch.zeros(len(Q), dtype=Q.dtype, device=Q.device)
     scale = torch.zeros_like(beta_prev)
     for _ in range(iters):
-        basis.append(Q)
         W = op(Q)
         alpha = (W * Q).sum(1)
         W = W - alpha[:, None] * Q - beta_prev[:, None] * q_prev
-        stack = torch.stack(basis)  # (j, c, d)
-        for _ in range(2):  # twice is enough (Kahan's "twice is enough")
-            W = W - torch.einsum("jc,jcd->cd", torch.einsum("jcd,cd->jc", stack, W), stack)
+        W = W - (W * Q).sum(1, keepdim=True) * Q - (W * q_prev).sum(1, keepdim=True) * q_prev  # local, once more
         beta = W.norm(dim=1)
         scale = torch.maximum(scale, alpha.abs() + beta)
         alive = beta > 1e-10 * scale
@@ -212,7 +211,7 @@ def measure_points(losses: ClientLosses, points, *, shared: torch.Tensor | None 
     out = []
     for label, X in points:
         X = X.to(losses.dtype)
-        chunk = client_chunk or max(1, min(m, MEMORY // max(1, (iters + 4) * X.shape[1])))
+        chunk = client_chunk or max(1, min(m, MEMORY // max(1, 8 * X.shape[1])))
         parts: dict[str, list[torch.Tensor]] = {}
         for start in range(0, m, chunk):
             rows = torch.arange(start, min(m, start + chunk), device=X.device)
