@@ -437,6 +437,53 @@ def cauchy_search(A, b, starts) -> tuple[np.ndarray, float, str]:
     return best.x, float(best.fun), how
 
 
+def cauchy_lower_bound(A, b, x_client, grid=400) -> float:
+    """A certified lower bound on f* = min_x (1/m) sum_i f_i(x), f_i(x) = (1/n) sum_j phi(a_ij^T x - b_ij), for
+    targets b_ij = a_ij^T x_i* + e_ij with tiny e_ij (the Cauchy problems with noise 0: e is the float32 rounding).
+
+    (0) |phi'| <= 1/2, so f moves by at most max |e_ij| / 2 when e is dropped; steps (1)-(3) bound the minimum of
+    the function without e, f~_i(x) = (1/n) sum_j phi(a_ij^T (x - x_i*)), and max |e| / 2 is subtracted.
+
+    (1) One client: for ||delta|| = t, |a_j^T delta| <= t ||a_j|| = R_j, and phi(r) is concave in r^2 with
+    phi(0) = 0, so phi(r) >= (r^2 / R_j^2) phi(R_j) on |r| <= R_j (the chord). Hence f_i(x_i* + delta) >=
+    psi_i(t) = t^2 lambda_min((1/n) sum_j w_j a_j a_j^T), w_j = phi(t ||a_j||) / (t ||a_j||)^2, and psi_i is
+    nondecreasing in t (t^2 w_j = phi(t ||a_j||) / ||a_j||^2 is). (2) Two clients: t_i + t_k >= D_ik =
+    ||x_i* - x_k*|| for t_i = ||x - x_i*||, so psi_i(t_i) + psi_k(t_k) >= min over tau in [0, D_ik] of
+    psi_i(tau) + psi_k(D_ik - tau); on the grid tau_a = a h (h = max D / ``grid``) monotonicity bounds the
+    continuous minimum by min_a psi_i(tau_a) + psi_k(h floor((D_ik - tau_{a+1}) / h)^+) =: P_ik. (3) All
+    clients: f(x) >= (1/m) sum_i psi_i(t_i) >= (1/m) sum over the pairs of any perfect matching of P_ik (an
+    unmatched client adds >= 0), and also >= (1/m) (1/(m-1)) sum_{i<k} P_ik (every client is in m-1 pairs); the
+    larger of the greedy matching's value and the all-pairs value, less max |e| / 2 (and at least 0), is returned.
+    """
+    A, x_client = np.asarray(A, dtype=np.float64), np.asarray(x_client, dtype=np.float64)
+    m = len(A)
+    if m < 2:
+        return 0.0
+    rounding = 0.5 * float(np.max(np.abs(np.asarray(b, dtype=np.float64) - np.einsum("ind,id->in", A, x_client))))
+    D = np.linalg.norm(x_client[:, None] - x_client[None], axis=2)
+    h = D.max() / grid if D.max() > 0 else 1.0
+    t = h * np.arange(grid + 1)
+    psi = np.zeros((m, grid + 1))
+    for i, a in enumerate(A):
+        norm = np.linalg.norm(a, axis=1)
+        tn = np.maximum(t[1:, None] * norm, 1e-300)  # (grid, n)
+        w = 0.5 * np.log1p(tn**2) / tn**2
+        psi[i, 1:] = t[1:] ** 2 * np.linalg.eigvalsh(np.einsum("gj,jd,je->gde", w, a, a) / len(a))[:, 0]
+    psi = np.maximum.accumulate(np.maximum(psi, 0), axis=1)  # nondecreasing (guards eigvalsh rounding)
+    P = np.zeros((m, m))
+    for i in range(m):
+        for k in range(i + 1, m):
+            a = np.arange(int(D[i, k] // h) + 1)
+            rest = np.clip(np.floor((D[i, k] - (a + 1) * h) / h).astype(int), 0, grid)
+            P[i, k] = P[k, i] = np.min(psi[i, a] + np.where(D[i, k] - (a + 1) * h > 0, psi[k, rest], 0.0))
+    free, matched = set(range(m)), 0.0
+    for i, k in sorted(((i, k) for i in range(m) for k in range(i + 1, m)), key=lambda e: -P[e]):
+        if i in free and k in free:
+            free -= {i, k}
+            matched += P[i, k]
+    return max(0.0, float(max(matched, P[np.triu_indices(m, 1)].sum() / (m - 1)) / m) - rounding)
+
+
 def robust_constants(A, b, x_client, noise) -> dict:
     """Constants of f_i(x) = (1/n) sum_j phi(a_ij^T x - b_ij), phi the Cauchy loss (float64 from the stored data).
 
@@ -448,8 +495,9 @@ def robust_constants(A, b, x_client, noise) -> dict:
       rounding of b, |r| < 1e-6), phi''(0) = 1, so grad^2 f_i(x_i*) = A_i^T A_i / n_i: its top eigenvalue is lam_i
       to relative 1e-11, and L = max_i lam_i is the exact supremum of ||grad^2 f_i||.
     * 'weak_convexity' = L / 8: phi'' >= -1/8 gives grad^2 f_i >= -(1/8) lam_i I (every f_i is (L/8)-weakly convex).
-    * 'f_star_lower' = 0: phi >= 0. With ``noise == 0`` and all x_i* equal (heterogeneity 0), x_1* zeroes every
-      residual, so 'f_star' = 0 exactly (f(x_1*) < 1e-12 from the float32 rounding of b).
+    * 'f_star_lower': 0 (phi >= 0), and with ``noise == 0`` the larger certified :func:`cauchy_lower_bound`. With
+      ``noise == 0`` and all x_i* equal (heterogeneity 0), x_1* zeroes every residual, so 'f_star' = 0 (exact up
+      to the float32 rounding e of b: f(x_1*) <= max e^2 / 2 < 1e-12).
     * 'f_star_best', 'x_best', 'f_star_best_run': the best value found (:func:`cauchy_search`), an upper bound on
       f*, so f* lies in [f_star_lower, f_star_best].
     * 'x_client_star': x_i*, a minimiser of f_i (f_i(x_i*) = 0) when ``noise == 0``.
@@ -461,7 +509,7 @@ def robust_constants(A, b, x_client, noise) -> dict:
     constants.update({
         "L_exact": noise == 0,
         "weak_convexity": CAUCHY_CONCAVITY * constants["L"] / CAUCHY_CURVATURE,
-        "f_star_lower": 0.0,
+        "f_star_lower": cauchy_lower_bound(A, b, x_client) if noise == 0 else 0.0,
         "f_star_best": f_best,
         "x_best": torch.from_numpy(x_best),
         "f_star_best_run": how,

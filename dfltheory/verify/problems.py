@@ -10,7 +10,7 @@ proof is (the docstrings of :mod:`dfltheory.empirical.data`, which compute them 
 |---|---|---|---|
 | ``synthetic-quadratic`` | linear least squares | L-smooth, (G, B)-heterogeneity; NO global B, sigma_l or sigma_g: a quadratic's gradient, gradient noise and (with distinct client Hessians) heterogeneity grow with ‖x‖, so B is absent and sigma_l, sigma_g are measured at x* (``certified = False``: label runs "measured constants") | L, f*, (G_het, B_het) |
 | ``synthetic-logistic`` | two-logit logistic regression | all, with certified bounds | L (attained at W = 0) |
-| ``synthetic-robust`` | Cauchy regression (nonconvex) | all, with certified bounds | L (attained at each client's optimum); f* in [0, f_star_best] |
+| ``synthetic-robust`` | Cauchy regression (nonconvex) | all, with certified bounds | L (attained at each client's optimum); f* in [f_star_lower, f_star_best] |
 | ``synthetic-robust-common`` | the same, one optimum shared by all clients | all | L and f* = 0 |
 | ``synthetic-personal`` | Cauchy regression, u shared, v personal (DFedPGP) | all, per block | L_u, L_v, F* = 0 |
 
@@ -163,8 +163,8 @@ def _glm(c: dict, b: float, paper: str | None, name: str) -> dict[str, Constant]
         "sigma_g": Constant(math.sqrt(c[key]), "bound", f"{g} (sigma_g: {key})"),
         "G_het": Constant(c["G_het"], "bound", f"{g} (G, B)"),
         "B_het": Constant(c["B_het"], "exact", f"{g} (G, B): the pair (G_het, 0)"),
-        "f_star_lower": Constant(c.get("f_star", 0.0), "exact" if "f_star" in c else "bound",
-                                 f"{where} (f_star_lower: the loss is >= 0)"),
+        "f_star_lower": Constant(c.get("f_star", c.get("f_star_lower", 0.0)), "exact" if "f_star" in c else "bound",
+                                 f"{where} (f_star_lower: the loss is >= 0; {_DATA}.cauchy_lower_bound)"),
     }
     if "f_star_best" in c:
         out["f_star_best"] = Constant(c["f_star_best"], "measured", f"{where} (f_star_best: {c['f_star_best_run']}; "

@@ -233,6 +233,25 @@ def test_quadratic_heterogeneity_pair_is_attained():
     assert _QUAD["shared"].constants["B_het"] == pytest.approx(1.0)
 
 
+def test_certified_f_star_lower_bound_is_below_every_local_minimum():
+    """cauchy_lower_bound is > 0 (better than phi >= 0) and below the minima BFGS reaches from 100 random starts."""
+    from scipy.optimize import minimize
+
+    fd = D.load("synthetic-robust", 4, seed=3, **SMALL)
+    c = fd.constants
+    A, b = (t.numpy() for t in _arrays(fd))
+
+    def fg(x):
+        r = np.einsum("mnd,d->mn", A, x) - b
+        return 0.5 * np.log1p(r * r).mean(), np.einsum("mnd,mn->d", A, r / (1 + r * r)) / r.size
+
+    starts = np.random.default_rng(0).standard_normal((100, A.shape[-1])) * 2
+    found = min(minimize(fg, x0, jac=True, method="BFGS").fun for x0 in starts)
+    assert 0 < c["f_star_lower"] <= found and c["f_star_lower"] <= c["f_star_best"] <= found + 1e-9
+    assert theorem_constants(fd, 8)["f_star_lower"].value == c["f_star_lower"]
+    assert D.load("synthetic-robust", 4, seed=3, noise=0.1, **SMALL).constants["f_star_lower"] == 0  # no x_i*
+
+
 def test_common_optimum_problem_has_exact_f_star():
     fd = PROBLEMS["synthetic-robust-common"].load(4)
     c = fd.constants
