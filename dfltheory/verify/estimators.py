@@ -33,7 +33,7 @@ own personal part v_i (its objective is F_i(u, v_i), card dfedpgp §4). At each 
   ((1/m) sum_i ||grad f_i||^2 >= ||grad f||^2 always). :func:`g_het` gives G at any other B.
 * B (bounded gradient): max_i ||grad f_i(x)||.
 * f(x^0) - f* (``f0_minus_fstar``): f(x^0) from metrics.jsonl's round 0 (computed if absent) minus f*: f* = 0 by
-  default (the losses, cross-entropy and half squared error, are >= 0: an upper estimate of the gap), the user's
+  default (the losses, cross-entropy, half squared error and Cauchy, are >= 0: an upper estimate of the gap), the user's
   value, or ``'best'``, the best train_loss of the run (a lower estimate of the gap).
 
 Each :class:`Estimate` carries the value (max over points), its spread over points (min / median / max of the
@@ -390,7 +390,7 @@ def gap(records, f0_computed, f_star) -> Estimate:
     best = min(losses + [f0])
     src = "metrics.jsonl round 0" if first else "computed at x0"
     if f_star is None:
-        value, how = f0, "f* >= 0 (the loss is nonnegative): an upper estimate of the gap"
+        value, how = f0, "f* >= 0 (every loss of the package is nonnegative): an upper estimate of the gap"
     elif f_star == "best":
         value, how = f0 - best, f"f* = the best train_loss of the run, {best:.4g}: a lower estimate of the gap"
     else:

@@ -135,7 +135,7 @@ FAMILIES = {
 @pytest.mark.parametrize("algo", FAMILIES)
 def test_every_family_on_digits_gives_finite_positive_constants(tmp_path, algo):
     run = train(tmp_path, algo, algo=algo, dataset="digits", topology="ring", **FAMILIES[algo])
-    result = E.estimate_run(run, points=2, iters=4)
+    result = E.estimate_run(run, points=2, iters=3)
     values = result.values()
     assert set(values) == set(E.SYMBOLS[algo])
     assert all(math.isfinite(x) and x > 0 for x in values.values()), values
@@ -232,3 +232,43 @@ def test_a_checkpoint_of_another_model_is_refused(tmp_path, runs):
     with pytest.raises(ValueError, match="does not match config.json"):
         E.estimate_run(bad)
     assert np.isfinite(E.estimate_run(runs["logistic"], points=1, iters=2).values()["L"])
+
+
+# ---------------------------------------------------------------------------------------------- certified problems
+def test_robust_regression_stays_below_its_certified_bounds_and_attains_L_at_the_client_optima(tmp_path):
+    run = train(tmp_path, "robust", algo="dfedsam", dataset="synthetic-robust", lr=0.2, rounds=4)
+    c = D.load("synthetic-robust", SMALL["n"], seed=SMALL["seed"]).constants
+    result = E.estimate_run(run, points=6)
+    v, est = result.values(), result.estimates
+    assert 0 < v["L"] <= c["L"] * (1 + 1e-9) and 0 < v["B"] <= c["B"]
+    assert v["sigma_l"] ** 2 * SMALL["batch_size"] <= c["sigma_l2_bound"]
+    assert est["sigma_g_mean"].value ** 2 <= c["sigma_g2_bound"]
+    assert est["sigma_g_client"].value ** 2 <= c["sigma_g2_client_bound"]
+    engine, _, _, x0 = E.load_run(run)
+    losses = E.ClientLosses(engine.model, engine.x_train, engine.y_train, engine.data.client_indices)
+    measures = E.measure_points(losses, E.run_points(x0, engine.x_bar(), engine.client_models(), 4), iters=4)
+    assert max(E.g_het(measures, c["B_het"])) <= c["G_het"] ** 2
+    assert c["L_exact"]  # noise 0: at x_i* every residual of client i is 0 and grad^2 f_i = A_i^T A_i / n_i
+    stars = [(f"x_{i}*", x.expand(engine.m, -1)) for i, x in enumerate(c["x_client_star"])]
+    at = E.measure_points(losses, stars)
+    assert max(float(p.per_client["hess"][i]) for i, p in enumerate(at)) == pytest.approx(c["L"], rel=1e-6)
+
+
+def test_personal_problem_block_constants_below_their_bounds_and_exact_at_the_personal_optima(tmp_path):
+    run = train(tmp_path, "personal", algo="dfedpgp", dataset="synthetic-personal", lr=0.2, rounds=4,
+                topology="ring", weights="push-sum")
+    c = D.load("synthetic-personal", SMALL["n"], seed=SMALL["seed"]).constants
+    v = E.estimate_run(run, points=6).values()
+    b = SMALL["batch_size"]
+    for s in ("L_u", "L_v", "L_uv", "L_vu"):
+        assert 0 < v[s] <= c[s] * (1 + 1e-9), s
+    assert v["sigma_u"] ** 2 * b <= c["sigma_u2_bound"] and v["sigma_v"] ** 2 * b <= c["sigma_v2_bound"]
+    assert v["sigma_g"] ** 2 <= c["sigma_g2_personal_bound"]
+    # noise 0: at the personal optima (u*, v_i*) every residual is 0, so H_uu, H_vv attain L_u, L_v and
+    # ||H_uv|| = max_i ||A_u^T A_v / n|| (L_uv_at_optimum)
+    engine, _, _, _ = E.load_run(run)
+    losses = E.ClientLosses(engine.model, engine.x_train, engine.y_train, engine.data.client_indices)
+    at = E.measure_points(losses, [("(u*, v_i*)", c["x_client_star"])], shared=engine.shared)[0].per_client
+    assert float(at["hess_uu"].max()) == pytest.approx(c["L_u"], rel=1e-6)
+    assert float(at["hess_vv"].max()) == pytest.approx(c["L_v"], rel=1e-6)
+    assert float(at["hess_uv"].max()) == pytest.approx(c["L_uv_at_optimum"], rel=1e-6)
