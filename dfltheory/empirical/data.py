@@ -728,12 +728,13 @@ def load(name, n_clients, partition="dirichlet", alpha=0.3, classes_per_client=2
     """Load data set ``name`` split over ``n_clients`` clients.
 
     names: 'digits' (embedded default), 'synthetic-quadratic', 'synthetic-logistic', 'synthetic-robust',
-    'synthetic-personal', 'mnist', 'fashion-mnist', 'cifar10', 'cifar100'. partition: 'dirichlet' (concentration ``alpha``), 'pathological'
-    (``classes_per_client``) or 'iid'. The synthetic problems are generated client by client and ignore
-    ``partition``; their heterogeneity is set by ``heterogeneity=``. torchvision data are read from ``root``
-    (default :func:`default_root`) and fetched only with ``download=True``. Extra keywords per data set:
-    digits ``test_fraction``; synthetics ``dim, n_per_client, n_test_per_client, heterogeneity`` (+ ``noise``
-    for the quadratic, robust and personal ones, ``shared_design`` for the quadratic); torchvision ``train_size, test_size`` (fixed random subsets).
+    'synthetic-personal', 'mnist', 'fashion-mnist', 'cifar10', 'cifar100'. partition: 'dirichlet' (concentration
+    ``alpha``), 'pathological' (``classes_per_client``) or 'iid'. The synthetic problems are generated client by
+    client and ignore ``partition``; their heterogeneity is set by ``heterogeneity=``. torchvision data are read
+    from ``root`` (default :func:`default_root`) and fetched only with ``download=True``. Extra keywords per data
+    set: digits ``test_fraction``; synthetics ``dim, n_per_client, n_test_per_client, heterogeneity`` (+ ``noise``
+    for the quadratic, robust and personal ones, ``shared_design`` for the quadratic); torchvision ``train_size,
+    test_size`` (fixed random subsets).
     ``seed`` draws the partition (and the synthetic data); the train/test split of real data does not depend on it.
     """
     if name not in DATASETS:

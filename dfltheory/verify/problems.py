@@ -6,13 +6,16 @@ A :class:`Problem` names a synthetic data set with its options, model and data s
 ``f_star_lower`` a lower bound on f*) or only ``measured`` at a point (not a bound for all x), and where its
 proof is (the docstrings of :mod:`dfltheory.empirical.data`, which compute them from the stored data).
 
-| problem | model | assumptions met | what is exact |
-|---|---|---|---|
-| ``synthetic-quadratic`` | linear least squares | L-smooth, (G, B)-heterogeneity; NO global B, sigma_l or sigma_g: a quadratic's gradient, gradient noise and (with distinct client Hessians) heterogeneity grow with ‖x‖, so B is absent and sigma_l, sigma_g are measured at x* (``certified = False``: label runs "measured constants") | L, f*, (G_het, B_het) |
-| ``synthetic-logistic`` | two-logit logistic regression | all, with certified bounds | L (attained at W = 0) |
-| ``synthetic-robust`` | Cauchy regression (nonconvex) | all, with certified bounds | L (attained at each client's optimum); f* in [f_star_lower, f_star_best] |
-| ``synthetic-robust-common`` | the same, one optimum shared by all clients | all | L and f* = 0 |
-| ``synthetic-personal`` | Cauchy regression, u shared, v personal (DFedPGP) | all, per block | L_u, L_v, F* = 0 |
+* ``synthetic-quadratic`` (linear least squares): L, f* and DFedCata's (G_het, B_het) exact; NO global B, sigma_l
+  or sigma_g: a quadratic's gradient, gradient noise and (with distinct client Hessians) heterogeneity grow with
+  ||x||, so B is absent and sigma_l, sigma_g are measured at x* (``certified = False``: label its runs "measured
+  constants").
+* ``synthetic-logistic`` (two-logit logistic regression): L exact (attained at W = 0), the rest certified bounds.
+* ``synthetic-robust`` (Cauchy regression, nonconvex, client optima apart): L exact (attained at each client's
+  optimum), the rest certified bounds; f* in [f_star_lower, f_star_best] (certified below, found above).
+* ``synthetic-robust-common`` (the same with one optimum for all clients): L and f* = 0 exact.
+* ``synthetic-personal`` (Cauchy regression, u shared, v personal: DFedPGP): L_u, L_v and F* = 0 exact, the rest
+  certified bounds, per block.
 
 sigma_l is the standard deviation at the run's batch size b: the engine draws b samples with replacement, so the
 variance is the one-sample variance / b exactly (``batch_size=None``: full local batches, sigma_l = 0).
@@ -153,10 +156,9 @@ def _glm(c: dict, b: float, paper: str | None, name: str) -> dict[str, Constant]
     L_exact = name == "synthetic-logistic" or c.get("L_exact", False)
     forms = [k for k in ("sigma_g2_bound", "sigma_g2_client_bound", "sigma_g2_personal_bound") if k in c]
     key = SIGMA_G_FORM.get(paper, "sigma_g2_client_bound") if paper else max(forms, key=c.get)
-    if key not in c:
-        raise ValueError(f"{name} has no {key} (the {paper} form of sigma_g); use 'synthetic-personal' for DFedPGP")
     out = {
-        "L": Constant(c["L"], "exact" if L_exact else "bound", f"{where} (L{', attained' if L_exact else ''}); {g} (L)"),
+        "L": Constant(c["L"], "exact" if L_exact else "bound",
+                      f"{where} (L{', attained' if L_exact else ''}); {g} (L)"),
         "B": Constant(c["B"], "bound", f"{g} (B: sup_x ||grad f_i(x)||)"),
         "B_sample": Constant(c["B_sample"], "bound", f"{g} (B_sample: every stochastic gradient)"),
         "sigma_l": _sigma(c["sigma_l2_bound"], b, "bound", f"{g} (sigma_l)"),

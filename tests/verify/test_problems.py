@@ -74,7 +74,6 @@ def test_robust_bounds_hold_at_random_points_and_along_training(problem, algo, e
     fd = D.load(PROBLEMS[problem].config["dataset"], 4, seed=0, **SMALL)
     c = fd.constants
     A, b = _arrays(fd)
-    m = len(A)
     points = torch.cat([_points(c, A), _trajectory(problem, algo, extra)])
     for x in points:
         g, per, H = _stats(A, b, x)
