@@ -303,7 +303,7 @@ def test_logistic_L_is_exact_and_the_rest_certified():
     assert consts["B"].value <= consts["B_sample"].value
 
 
-def test_default_problems_train_quickly():
+def test_every_problem_trains_and_lowers_its_loss():
     """A 20-round run on every problem (the defaults: m = 8) finishes and lowers the loss."""
     for name, problem in PROBLEMS.items():
         algo, extra = ("dfedpgp", {"topology": "exponential-directed", "weights": "push-sum"}) \
