@@ -46,6 +46,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import statistics
 import time
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
@@ -319,9 +320,10 @@ class RunConstants:
         return "\n".join(head + lines + tail + [f"({self.seconds:.1f} s)"])
 
 
-def _estimate(symbol: str, per_point, what: str, caveat: str = LOCAL) -> Estimate:
-    t = torch.as_tensor([float(v) for v in per_point], dtype=torch.float64)
-    return Estimate(symbol, float(t.max()), float(t.min()), float(t.median()), float(t.max()), len(t), what, caveat)
+def over_points(symbol: str, per_point, what: str, caveat: str = LOCAL) -> Estimate:
+    """The estimate of the per-point values ``per_point``: their max, with min / median / max as the spread."""
+    t = [float(v) for v in per_point]
+    return Estimate(symbol, max(t), min(t), statistics.median(t), max(t), len(t), what, caveat)
 
 
 def g_het(measures: list[PointMeasure], B: float) -> list[float]:
@@ -345,7 +347,7 @@ def summarize(measures: list[PointMeasure], *, batch_size: int | None, paper: st
     est = {}
 
     def add(symbol, key, what, reduce=lambda t: t.max()):
-        est[symbol] = _estimate(symbol, [reduce(key(p)) for p in measures], what)
+        est[symbol] = over_points(symbol, [reduce(key(p)) for p in measures], what)
 
     def sigma(name):
         return lambda p: (p.per_client[name].double() * scale).sqrt()
@@ -368,13 +370,13 @@ def summarize(measures: list[PointMeasure], *, batch_size: int | None, paper: st
     add("sigma_g_client", lambda p: heterogeneity(p.grads, shared).sqrt(),
         f"sqrt(max_i ||grad f_i - grad f||^2){on}: the per-client form")
     src = est[f"sigma_g_{SIGMA_G_FORM[paper]}"]
-    est["sigma_g"] = replace(src, symbol="sigma_g", what=f"{paper}'s form, {src.what.split(': the ')[1]}: "
-                             f"{src.what.split(': the ')[0]}")
+    formula, form = src.what.split(": the ")
+    est["sigma_g"] = replace(src, symbol="sigma_g", what=f"{paper}'s {form.replace(' form', '')} form: {formula}")
     if paper == "dfedsam":
         est["beta_h"] = replace(est["sigma_g_client"], symbol="beta_h",
                                 what="Definition 2's beta: max_i ||grad f_i - grad f||")
     if paper == "dfedcata":
-        est["G_het"] = _estimate("G_het", [math.sqrt(v) for v in g_het(measures, B_het)],
+        est["G_het"] = over_points("G_het", [math.sqrt(v) for v in g_het(measures, B_het)],
                                  f"G of A3 at B = {B_het:g}: sqrt(max (1/m) sum_i ||grad f_i||^2 - B^2 ||grad f||^2)")
         est["B_het"] = Estimate("B_het", float(B_het), float(B_het), float(B_het), float(B_het), 0,
                                 "B of A3", "chosen, not estimated (module docstring)")
@@ -390,7 +392,7 @@ def gap(records, f0_computed, f_star) -> Estimate:
     best = min(losses + [f0])
     src = "metrics.jsonl round 0" if first else "computed at x0"
     if f_star is None:
-        value, how = f0, "f* >= 0 (every loss of the package is nonnegative): an upper estimate of the gap"
+        value, how = f0, "f* = 0, below every loss of the package: an upper estimate of the gap"
     elif f_star == "best":
         value, how = f0 - best, f"f* = the best train_loss of the run, {best:.4g}: a lower estimate of the gap"
     else:

@@ -120,15 +120,17 @@ def test_logistic_estimates_stay_below_the_upper_bounds(runs):
         assert 0 < max(E.g_het(measures, c["B_het"])) <= c["G_het"] ** 2
     assert result.estimates["L"].points == 8
     assert result.estimates["L"].low <= result.estimates["L"].mid <= result.estimates["L"].high == v["L"]
+    e = E.over_points("x", [1.0, 4.0], "")
+    assert (e.value, e.low, e.mid, e.high, e.points) == (4.0, 1.0, 2.5, 4.0, 2)  # the median of an even count
 
 
 # ---------------------------------------------------------------------------------------------- every family on digits
-FAMILIES = {
+FAMILIES = {  # the MLP where the model matters (DFedPGP's u/v split needs two layers), else logreg for time
     "dfedsam": {},
-    "dfedsgpsm": {"weights": "push-sum"},
+    "dfedsgpsm": {"weights": "push-sum", "model": "logreg"},
     "dfedpgp": {"weights": "push-sum"},
-    "dfedadmm": {"lam": 1.0},
-    "dfedcata": {},
+    "dfedadmm": {"lam": 1.0, "model": "logreg"},
+    "dfedcata": {"model": "logreg"},
 }
 
 
