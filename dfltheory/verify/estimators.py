@@ -237,6 +237,11 @@ def measure_points(losses: ClientLosses, points, *, shared: torch.Tensor | None 
             for key, value in found.items():
                 parts.setdefault(key, []).append(value)
         cat = {k: torch.cat(v) for k, v in parts.items()}
+        bad = sorted(k for k, v in cat.items() if not bool(torch.isfinite(v).all()))
+        if bad:
+            raise ValueError(f"non-finite {', '.join(bad)} at the point {label!r}: the loss overflows there (a "
+                             "diverged run, or a segment through a region where it blows up); retrain with a smaller "
+                             "learning rate, or measure at fewer points (--points)")
         grads = cat.pop("grads")
         out.append(PointMeasure(label, cat, grads))
     return out
@@ -280,7 +285,7 @@ def run_points(x0: torch.Tensor, xbar: torch.Tensor, Z: torch.Tensor, n: int, se
 @dataclass
 class RunConstants:
     """The estimated constants of one run (see the module docstring). ``values()`` gives the catalog symbols the
-    run's paper uses; ``estimates`` holds those and the diagnostics (both forms of sigma_g, L of DFedPGP, ...)."""
+    run's paper uses; ``estimates`` holds those and the diagnostics (both forms of sigma_g, B and sigma_l of DFedPGP)."""
 
     run_dir: str
     algo: str

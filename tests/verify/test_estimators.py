@@ -226,6 +226,14 @@ def test_bad_run_directories(tmp_path, runs):
             E.estimate_run(runs["logistic"], **kw)
 
 
+def test_a_non_finite_point_is_an_error_naming_it(runs):
+    engine, _, _, x0 = E.load_run(runs["logistic"])
+    losses = E.ClientLosses(engine.model, engine.x_train, engine.y_train, engine.data.client_indices)
+    X = torch.full((engine.m, engine.model.dim), math.nan)
+    with pytest.raises(ValueError, match="non-finite .* at the point 'far'"):
+        E.measure_points(losses, [("x0", x0.expand(engine.m, -1)), ("far", X)], iters=2)
+
+
 def test_a_checkpoint_of_another_model_is_refused(tmp_path, runs):
     bad = tmp_path / "other"
     shutil.copytree(runs["logistic"], bad)
