@@ -9,6 +9,7 @@ number through :func:`~dfltheory.figures.format.num`, every formula through
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -87,11 +88,12 @@ def _verification(ver: Mapping | None) -> dict | None:
                      "ci": f"[{num(ci[0])}, {num(ci[1])}]" if ci else "—",
                      "failed": "; ".join(formula(f) for f in v.get("failed") or ()),
                      "status": VERDICT_STATUS.get(v["verdict"], "none")})
-    rates = [{**r, "horizons": ", ".join(num(h) for h in r.get("horizons", ())), "schedule": formula(r["schedule"]),
+    rates = [{**r, "horizons": ", ".join(num(h) for h in r.get("horizons", ())), "schedule": _schedule(r["schedule"]),
               "measured_slope": num(r.get("measured_slope")), "bound_slope": num(r.get("bound_slope")),
               "stated_slope": num(r.get("stated_slope"))} for r in ver.get("rates", ())]
-    topology = [{"paper": t["paper"], "theorem": t["theorem"],
-                 "rows": [{"topology": r["topology"], "lambda": num(r.get("lambda"), zero_exact=True),
+    topology = [{"paper": t["paper"], "theorem": t["theorem"], "reference": t.get("reference", "the reference"),
+                 "constants": t.get("constants", ""),
+                 "rows": [{"topology": r["topology"], "lambda": num(r.get("lambda", r.get("mixing")), zero_exact=True),
                            "measured_ratio": num(r.get("measured_ratio")), "bound_ratio": num(r.get("bound_ratio"))}
                           for r in t["rows"]]} for t in ver.get("topology", ())]
     papers = sorted({r["paper"] for r in rows} | set(ver.get("figures", {})),
@@ -104,7 +106,15 @@ def _verification(ver: Mapping | None) -> dict | None:
             "counts": {k: sum(r["verdict"] == k for r in rows) for k in VERDICT_STATUS}}
 
 
-def _network(net: Mapping | None) -> list[dict]:
+def _schedule(schedule) -> str:
+    if isinstance(schedule, Mapping):
+        return ", ".join(f"{formula(k)} = {formula(v)}" for k, v in schedule.items())
+    return formula(schedule)
+
+
+def _network(net: Mapping | None) -> dict | None:
+    if not net:
+        return None
     out = []
     for r in (net or {}).get("rows", ()):
         consts = r.get("constants") or {}
@@ -115,10 +125,13 @@ def _network(net: Mapping | None) -> list[dict]:
                     "text": r.get("constants_text", ""), "eta": num(r.get("eta")),
                     "largest_eta": num(r.get("largest_eta")),
                     "paper_ok": "met" if r["conditions_paper_ok"] else "violated",
-                    "all_ok": "met" if r["conditions_all_ok"] else "violated: " + "; ".join(r.get("failed", ())),
+                    "all_ok": ("violated: " + "; ".join(r["failed"]) if r.get("failed") else
+                               "undecided: " + "; ".join(r["undecided"]) if r.get("undecided") else "met"),
                     "bound": num(r.get("bound")), "measured": num(r.get("measured")), "ratio": ratio(r.get("ratio")),
-                    "status": "ok" if r["conditions_all_ok"] else "bad"})
-    return out
+                    "status": "bad" if r.get("failed") else ("warn" if r.get("bound") is None else "ok")})
+    return {"rows": out, "setup": f"digits, the default MLP, ring of {net['n']} clients, {net['rounds']} rounds, K = 5, "
+                                  f"η = 0.01, batch 16, seed 0; constants estimated at {net['points']} points of each "
+                                  f"run with {net['iters']} Lanczos steps per Hessian"}
 
 
 def _training(tr: Mapping | None) -> dict | None:
@@ -204,10 +217,21 @@ def write(out: str | Path, rep: Mapping) -> None:
     out = Path(out)
     for name, text in render(rep).items():
         (out / name).write_text(text)
-    (out / "report.json").write_text(json.dumps(rep, indent=1, default=_json) + "\n")
+    (out / "report.json").write_text(json.dumps(json_safe(rep), indent=1, allow_nan=False) + "\n")
 
 
-def _json(x):
+def json_safe(x):
+    """``x`` as strict JSON: mappings with string keys, tuples as lists, NaN as None, infinities as "inf"/"-inf",
+    anything else not JSON by its ``str``."""
+    if isinstance(x, Mapping):
+        return {str(k): json_safe(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple, set)):
+        return [json_safe(v) for v in x]
     if isinstance(x, float):
-        return None
-    return dict(x) if isinstance(x, Mapping) else str(x)
+        return None if math.isnan(x) else ("inf" if x == math.inf else "-inf" if x == -math.inf else x)
+    if x is None or isinstance(x, (bool, int, str)):
+        return x
+    try:
+        return json_safe(float(x))  # numpy scalars
+    except (TypeError, ValueError):
+        return str(x)

@@ -279,21 +279,26 @@ class Progress:
         self._say(f"[{self.k}/{len(self.stages)}] {name}: skipped ({why})")
 
     def step(self, *args, **kwargs) -> None:
-        """A callback for a stage's inner loop: ``step(done, total)`` (with an optional unit or label) or
-        ``step(text)``; prints the count and the time left at the rate so far."""
+        """A callback for a stage's inner loop: ``step(done, total)``, with optional words (a unit, or the name of
+        an inner part such as verify's ``"dfedsam: bound-holds runs"``) and an optional float, the seconds left
+        as the caller estimates them; or ``step(text)``. Prints the count and the time left (the caller's
+        estimate, or the rate so far within the part), at most one line per 5 s unless a part starts or ends."""
         head = f"[{self.k}/{len(self.stages)}] {self.stages[self.k - 1]} ..." if self.k else ""
         nums = [a for a in args if isinstance(a, int) and not isinstance(a, bool)]
-        text = " ".join(str(a) for a in args if not isinstance(a, int) or isinstance(a, bool))
-        text = " ".join([text] + [f"{v}" for v in kwargs.values() if isinstance(v, str)]).strip()
-        done, total = kwargs.get("done"), kwargs.get("total")
-        if done is None and len(nums) >= 2:
+        left = next((float(a) for a in args if isinstance(a, float)), None)
+        text = " ".join(str(a) for a in args if isinstance(a, str))
+        new = text != getattr(self, "_part", None)
+        if new:  # a new inner part: its own clock
+            self._part, self._part_t0 = text, time.perf_counter()
+        if len(nums) >= 2 and nums[1]:
             done, total = nums[:2]
-        if done is not None and total:
-            if done < total and time.perf_counter() - self.last < 5:  # at most one line per 5 s within a stage
+            if not new and done < total and time.perf_counter() - self.last < 5:
                 return
-            spent = time.perf_counter() - self.t0
-            eta = f", ETA {_duration(spent / done * (total - done))}" if done else ""
-            text = f"{done}/{total} {text or 'steps'}{eta}"
+            if left is None and done:
+                left = (time.perf_counter() - self._part_t0) / done * (total - done)
+            eta = f", ETA {_duration(left)}" if left is not None and done < total else ""
+            unit = "" if text.endswith(("runs", "steps")) else " steps"
+            text = f"{text}{':' if text else ''} {done}/{total}{unit if not text else ''}{eta}".strip()
         self.last = time.perf_counter()
         self._say(f"{head} {text}".rstrip())
 
@@ -309,13 +314,21 @@ def _duration(seconds: float) -> str:
 
 
 def verification_section(out: Path, size: str, progress: Callable | None = None) -> tuple[dict | None, str]:
-    """``dfltheory.verify.holds.verify`` on every main theorem (JSON-safe results; their figures under ``out``), or
-    None and why not where the verification layer is not installed."""
+    """``dfltheory.verify.holds.verify`` on every main theorem and variant (runs cached in ``out/verify/runs``), its
+    figures drawn by :func:`dfltheory.figures.verification.render` (``figures``: paths relative to ``out``), or None
+    and why not where the verification layer is not installed."""
     try:
         from dfltheory.verify.holds import verify
     except ImportError as err:
         return None, f"verification not run: the verification layer is not available ({err})"
-    return verify(targets=("all",), size=size, out=str(out), progress=progress), ""
+    result = verify(targets=("all",), size=size, out=out / "verify", progress=progress)
+    try:
+        from dfltheory.figures.verification import render
+    except ImportError:
+        return result, ""
+    drawn = render(result, out / "verify")
+    result["figures"] = {paper: [f"verify/{f}" for f in files] for paper, files in drawn.items()}
+    return result, ""
 
 
 #: the algorithm of each paper trained on digits for the network section, and the theorem its run is held against
@@ -324,12 +337,15 @@ NETWORK_RUNS = {"dfedsgpsm": ("dfedsgpsm", "dfedsgpsm.thm1"), "dfedsam": ("dfeds
                 "dfedadmm": ("dfedadmm", "dfedadmm.thm1.dfedadmm")}
 
 
-def network_section(out: Path, rounds: int = 20, n: int = 8, progress: Callable | None = None) -> tuple[dict | None, str]:
-    """A digits network (the default model) trained with each paper's algorithm for a few rounds; the constants
-    estimated from each run (``dfltheory.verify.estimators.estimate_run``), the paper's and all conditions at the
-    run's hyper-parameters, the largest admissible step size, and the bound against the measured quantity."""
+def network_section(out: Path, rounds: int = 10, n: int = 4, points: int = 2, iters: int = 8,
+                    progress: Callable | None = None) -> tuple[dict | None, str]:
+    """A digits network (the default MLP) trained with each paper's algorithm for a few rounds on a ring of ``n``;
+    the constants estimated from each run (``dfltheory.verify.estimators.estimate_run`` at ``points`` points with
+    ``iters`` Lanczos steps: small, for time), the paper's and all conditions at the run's hyper-parameters (push-sum
+    C, q measured on the graph), the largest step size the paper's conditions allow, and the bound against the
+    measured quantity."""
     try:
-        from dfltheory.verify.estimators import estimate_run
+        from dfltheory.verify.estimators import estimate_run, load_run
         from dfltheory.verify.measures import MEASURES, per_round
     except ImportError as err:
         return None, f"left out: the constants estimators are not available ({err})"
@@ -338,7 +354,7 @@ def network_section(out: Path, rounds: int = 20, n: int = 8, progress: Callable 
 
     import numpy as np
 
-    from dfltheory.bounds import get
+    from dfltheory.bounds import get, topology_values
     from dfltheory.empirical.runner import run
     from dfltheory.figures.commands import run_values
     from dfltheory.figures.training import read_metrics
@@ -349,15 +365,21 @@ def network_section(out: Path, rounds: int = 20, n: int = 8, progress: Callable 
         shutil.rmtree(run_dir, ignore_errors=True)
         cfg = {"algo": algo, "dataset": "digits", "n": n, "topology": "ring", "rounds": rounds, "K": 5, "lr": 0.01,
                "batch_size": 16, "seed": 0, "out": str(run_dir), "progress": False, "local_eval": False,
-               "checkpoint_every": max(1, rounds // 4), "eval_every": 1}
+               "checkpoint_every": rounds, "eval_every": 1}
         if algo == "dfedadmm":
             cfg["lam"] = 0.1  # a penalty well above the step (DFedADMM's eta = lambda collapses the local steps)
         run(cfg)
-        est = estimate_run(run_dir)
+        est = estimate_run(run_dir, points=points, iters=iters)
         thm = get(thm_id)
-        values = {**run_values(run_dir), **{k_: float(v) for k_, v in est.values().items()}}
+        hyper = run_values(run_dir)
+        cfg_saved = json.loads((run_dir / "config.json").read_text())
+        topo, _ = topology_values(thm, cfg_saved.get("topology", "ring"), n, cfg_saved.get("weights") or "default",
+                                  int(cfg_saved.get("seed", 0)), Q=int(hyper.get("Q", 1)), push_sum="measured",
+                                  K_u=int(hyper.get("K_u", 1)))
+        values = {**topo, **hyper, **{k_: float(v) for k_, v in est.values().items()}, "T": float(rounds)}
+        if "x0_sq_mean" in thm.symbols:  # every client starts from the same x^0 (the model's initialisation)
+            values["x0_sq_mean"] = float((load_run(run_dir)[3] ** 2).sum())
         values = {k_: v for k_, v in values.items() if k_ in thm.symbols}
-        values.setdefault("T", float(rounds))
         check_paper, check_all = (thm.check(conditions=c, **values) for c in ("paper", "all"))
         measure = _measure_of(thm)
         measured = per_round(measure, read_metrics(run_dir / "metrics.jsonl"), values)
@@ -367,16 +389,19 @@ def network_section(out: Path, rounds: int = 20, n: int = 8, progress: Callable 
             largest = thm.largest(eta_name, "paper", **{k_: v for k_, v in values.items() if k_ != eta_name})
         except ValueError:
             largest = None
-        bound = check_all.value if check_all.value is not None and math.isfinite(check_all.value) else None
+        bound = check_all.value if check_all.is_bound and math.isfinite(check_all.value) else None
         rows.append({"paper": paper, "algo": algo, "theorem": thm_id, "run": run_dir.name, "rounds": rounds, "n": n,
+                     "points": points, "iters": iters,
                      "constants": est.to_dict(), "constants_text": est.text(), "L": values.get("L", values.get("L_u")),
-                     "eta": values.get(eta_name), "largest_eta": largest,
+                     "eta": values.get(eta_name), "largest_eta": largest, "topology_values": topo,
                      "conditions_paper_ok": bool(check_paper.ok), "conditions_all_ok": bool(check_all.ok),
-                     "failed": [formula(v.relation) for v in check_all.violated], "bound": bound,
+                     "failed": [formula(v.relation) for v in check_all.violated],
+                     "undecided": [formula(v.relation) for v in check_all.undecided],
+                     "formula_value": check_all.value, "bound": bound,
                      "measured": value, "ratio": bound / value if bound and value > 0 else None})
         if progress:
-            progress(k + 1, len(NETWORK_RUNS), "runs")
-    return {"rounds": rounds, "n": n, "rows": rows}, ""
+            progress("runs", k + 1, len(NETWORK_RUNS))
+    return {"rounds": rounds, "n": n, "points": points, "iters": iters, "rows": rows}, ""
 
 
 def _measure_of(thm) -> str:
@@ -404,11 +429,12 @@ STAGES = ("topology constants", "stated against derived rates", "the papers' set
 
 
 def build_report(out: str | Path, train: bool = True, n: int = 100, verify: bool | dict = True,
-                 size: str = "default", network: bool = True, stream=None, papers=None) -> dict:
+                 size: str = "default", network: bool | dict = True, stream=None, papers=None) -> dict:
     """Compute every section, write ``report.html``, ``report.md``, ``report.json`` and the figures into ``out``.
 
     ``verify``: True runs the verification layer (``size``), a dict uses those results (its schema), False skips
-    it; ``network`` trains the digits network of each paper; ``train`` the DFedSAM least-squares runs.
+    it; ``network`` trains the digits network of each paper (a dict: those results, :func:`network_section`'s
+    schema); ``train`` the DFedSAM least-squares runs.
     Progress goes to ``stream`` (stderr by default; False for none). ``papers`` restricts the rates and settings
     sections (default: all five papers; the tests use one, for time)."""
     from dfltheory.figures.render import write
@@ -423,9 +449,9 @@ def build_report(out: str | Path, train: bool = True, n: int = 100, verify: bool
     prog.stage("topology constants")
     rep = {"topology": topology_section(n), "catalog": catalog_section()}
     prog.stage("stated against derived rates")
-    rep["rates"] = rates_section(lambda d, t: prog.step(d, t, "corollaries"), papers)
+    rep["rates"] = rates_section(lambda d, t: prog.step("corollaries", d, t), papers)
     prog.stage("the papers' settings against their conditions")
-    rep["experiments"] = experiments_section(lambda d, t: prog.step(d, t, "settings"), papers)
+    rep["experiments"] = experiments_section(lambda d, t: prog.step("settings", d, t), papers)
     if isinstance(verify, dict):
         prog.skip("verification runs", "results given")
         rep["verification"] = verify
@@ -435,7 +461,10 @@ def build_report(out: str | Path, train: bool = True, n: int = 100, verify: bool
     else:
         prog.skip("verification runs", "--no-verify")
         rep["verification"], notes["verification"] = None, "verification not run (--no-verify)"
-    if network:
+    if isinstance(network, dict):
+        prog.skip("a digits network per paper", "results given")
+        rep["network"] = network
+    elif network:
         prog.stage("a digits network per paper")
         rep["network"], notes["network"] = network_section(out, progress=prog.step)
     else:
@@ -444,9 +473,9 @@ def build_report(out: str | Path, train: bool = True, n: int = 100, verify: bool
     if train:
         prog.stage("DFedSAM training runs")
         rep["training"] = training_section(out)
-        prog.step(1, 3, "parts")
+        prog.step("parts", 1, 3)
         rep["sweeps"] = sweeps_section(out)
-        prog.step(3, 3, "parts")
+        prog.step("parts", 3, 3)
     else:
         prog.skip("DFedSAM training runs", "--no-train")
         rep["training"] = rep["sweeps"] = None

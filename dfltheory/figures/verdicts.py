@@ -32,8 +32,9 @@ __all__ = ["theorem_rows", "paper_tables", "discrepancies", "order_text", "DOCS"
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "bounds"
 
 
-def cell(text: str, status: str = "none", detail: Sequence[str] = ()) -> dict:
-    return {"text": text, "status": status, "detail": list(detail)}
+def cell(text: str, status: str = "none", detail: Sequence[str] = (), more: str = "") -> dict:
+    """``text`` the verdict, ``detail`` the lines under it, ``more`` what the HTML shows on hover (and JSON keeps)."""
+    return {"text": text, "status": status, "detail": list(detail), "more": more}
 
 
 def order_text(order: str) -> str:
@@ -150,7 +151,8 @@ def conditions_cell(thm_id: str, experiments: Sequence[Mapping], cat, estimated_
         return cell("no setting of the paper is checked against this entry", "none")
     sym, n = formula(settings[0].get("free", "L")), len(settings)
     ids = list(dict.fromkeys(s["id"].split(".exp.")[-1] for s in settings))
-    detail = [f"{n} setting{'s' * (n != 1)} of the paper: {', '.join(ids[:3])}" + (", ..." if n > 3 else "")]
+    more = f"{n} setting{'s' * (n != 1)} of the paper: {', '.join(ids)}"
+    detail = []
     paper = _summary(settings, ("paper",))
     every = _summary(settings, ("paper", "derived"))
     p_text, p_status = _verdict(*paper[:3], n, sym, estimated_L)
@@ -164,7 +166,7 @@ def conditions_cell(thm_id: str, experiments: Sequence[Mapping], cat, estimated_
         detail.append(f"violated for every {sym}: " + "; ".join(sorted(every[1])))
     if every[2]:
         detail.append("undecided without " + ", ".join(formula(u) for u in sorted(every[2])))
-    return cell(text, status, detail)
+    return cell(text, status, detail, more)
 
 
 # --- stated against derived rates --------------------------------------------------------------------------------
@@ -181,10 +183,9 @@ def rate_cell(thm_id: str, rates: Sequence[Mapping], measured: Sequence[Mapping]
         d, s = r["derived_rate"], r["stated_rate"]
         same = d == s
         status = status if same else "bad"
-        word = "same order" if same else "differs"
         n = len(r["findings"])
-        lines.append(f"{r['id'].split('.', 1)[1]}: derived {order_text(d)}, stated {order_text(s)} ({word}"
-                     + (f"; {n} finding{'s' * (n != 1)}" if n else "") + ")")
+        lines.append(f"{r['id'].split('.', 1)[1]}: {order_text(d)} vs stated {order_text(s)}"
+                     + (f" · {n} finding{'s' * (n != 1)}" if n else ""))
         if r["id"] in slopes:
             m = slopes[r["id"]]
             lines.append(f"measured slope {num(m.get('measured_slope'))}, bound {num(m.get('bound_slope'))}, "
@@ -197,7 +198,8 @@ def rate_cell(thm_id: str, rates: Sequence[Mapping], measured: Sequence[Mapping]
 
 # --- verification on exact problems ------------------------------------------------------------------------------
 
-VERDICT_STATUS = {"holds": "ok", "violated": "bad", "vacuous": "warn", "conditions fail": "warn"}
+VERDICT_STATUS = {"holds": "ok", "violated": "bad", "inconclusive": "warn", "vacuous": "warn",
+                  "conditions fail": "warn", "diverged": "warn"}
 
 
 def exact_cell(thm_id: str, verification: Mapping | None) -> dict:
@@ -211,31 +213,45 @@ def exact_cell(thm_id: str, verification: Mapping | None) -> dict:
         text = v["verdict"] + (f" {ratio(v['ratio'])}" if v.get("ratio") is not None else "")
         if v.get("failed"):
             text += " (" + "; ".join(formula(f) for f in v["failed"]) + ")"
-        lines.append(f"{text}: {v.get('setting') or v.get('problem')}")
+        lines.append(f"{text}: {formula(v.get('setting') or v.get('problem') or '')}"
+                     + (f" ({v['constants']} constants)" if v.get("constants") else ""))
+    more = "; ".join(dict.fromkeys(_setting(v) for v in mine))
     verdicts = [v["verdict"] for v in mine]
-    worst = next((w for w in ("violated", "conditions fail", "vacuous") if w in verdicts), "holds")
+    worst = next((w for w in ("violated", "inconclusive", "diverged", "conditions fail", "vacuous")
+                  if w in verdicts), "holds")
     if len(mine) == 1:  # the verdict itself, its setting below
-        return cell(lines[0].split(": ", 1)[0], VERDICT_STATUS[worst], [mine[0].get("setting") or mine[0]["problem"]])
+        return cell(lines[0].split(": ", 1)[0], VERDICT_STATUS[worst], [lines[0].split(": ", 1)[1]], more)
     head = f"{verdicts.count('holds')}/{len(mine)} hold"
     ratios = [v["ratio"] for v in mine if v.get("ratio") is not None and v["verdict"] == "holds"]
     if ratios:
         head += f", bound/measured {ratio(min(ratios))}" + (f" ... {ratio(max(ratios))}" if len(ratios) > 1 else "")
-    return cell(head, VERDICT_STATUS[worst], lines)
+    return cell(head, VERDICT_STATUS[worst], lines, more)
+
+
+def _setting(v: Mapping) -> str:
+    """Where a verdict was measured: its setting, problem and constants (certified, exact, cited or measured)."""
+    where = ", ".join(str(x) for x in (v.get("setting"), v.get("problem")) if x)
+    return where + (f"; {v['constants']} constants" if v.get("constants") else "")
 
 
 def network_cell(thm_id: str, network: Mapping | None) -> dict:
+    """The digits run of the paper's algorithm held against this theorem: no bound where a condition fails at the
+    run's hyper-parameters (and by what factor its step exceeds the largest admissible), else bound vs measured."""
     mine = [r for r in (network or {}).get("rows", ()) if r["theorem"] == thm_id]
     if not mine:
         return cell("—", "none")
     r = mine[0]
-    if not r.get("conditions_paper_ok", True) or not r.get("conditions_all_ok", True):
-        text, status = f"no bound: conditions fail at the run's η ({r['algo']})", "bad"
-    else:
-        text, status = f"bound {num(r['bound'])} vs measured {num(r['measured'])} ({ratio(r.get('ratio'))})", "ok"
-    detail = [f"{r['algo']} on digits: bound {num(r.get('bound'))}, measured {num(r.get('measured'))}"]
-    if r.get("largest_eta") is not None:
-        detail.append(f"largest admissible η {num(r['largest_eta'])} (run: {num(r.get('eta'))})")
-    return cell(text, status, detail)
+    detail = [f"{r['algo']}, {r['n']} clients, {r['rounds']} rounds; L̂ = {num(r.get('L'))}"]
+    eta, top = r.get("eta"), r.get("largest_eta")
+    if eta is not None and top:
+        detail.append(f"η = {num(eta)}, largest the paper's conditions allow {num(top)}"
+                      + (f" (exceeded ×{num(eta / top)})" if eta > top else ""))
+    if r.get("failed"):
+        return cell("no bound: " + "; ".join(r["failed"][:2]) + " fails", "bad", detail)
+    if r.get("bound") is None:
+        why = "; ".join(r.get("undecided") or []) or "the bound is infinite"
+        return cell(f"no bound: undecided ({why})", "warn", detail)
+    return cell(f"bound {num(r['bound'])} vs measured {num(r['measured'])} ({ratio(r.get('ratio'))})", "ok", detail)
 
 
 # --- discrepancies -----------------------------------------------------------------------------------------------
@@ -301,10 +317,14 @@ def paper_tables(out: str | Path, experiments: Sequence[Mapping], rates: Sequenc
     tables = []
     for paper, title in PAPERS.items():
         extra = [v["theorem"] for v in verdicts if v["paper"] == paper and v.get("main")]
-        rows = []
+        rows, main = [], None
         for r in theorem_rows(paper, extra):
-            rows.append({**r, "short": r["id"].split(".", 1)[1],
-                         "conditions": conditions_cell(r["id"], experiments, cat, L_hat.get(paper) if r["main"] else None),
+            cond = conditions_cell(r["id"], experiments, cat, L_hat.get(paper) if r["main"] else None)
+            if r["main"]:
+                main = cond
+            elif main is not None and (cond["text"], cond["detail"]) == (main["text"], main["detail"]):
+                cond = {**cond, "detail": ["as the printed theorem"]}  # the same settings and conditions
+            rows.append({**r, "short": r["id"].split(".", 1)[1], "conditions": cond,
                          "rate": rate_cell(r["id"], rates, [m for m in measured_rates if m["paper"] == paper]),
                          "exact": exact_cell(r["id"], verification),
                          "network": network_cell(r["id"], network)})

@@ -21,6 +21,16 @@ from dfltheory.figures.format import formula, interval, num
 from dfltheory.figures.report import PAPER_TOPOLOGIES, Progress, build_report, catalog_section, topology_section
 
 FIXTURE = Path(__file__).with_name("verify_fixture.json")
+#: network_section's schema for two papers: DFedSAM's bound holds, DFedSGPSM's step-size condition fails
+NETWORK = {"rounds": 10, "n": 4, "points": 2, "iters": 8, "rows": [
+    {"paper": "dfedsam", "algo": "dfedsam", "theorem": "dfedsam.thm4.1", "rounds": 10, "n": 4, "L": 2.103,
+     "constants": {"values": {"L": 2.103, "sigma_l": 0.557, "sigma_g": 0.7996, "B": 1.072}}, "eta": 0.001,
+     "largest_eta": 0.004755, "conditions_paper_ok": True, "conditions_all_ok": True, "failed": [], "undecided": [],
+     "bound": 41.5, "measured": 0.0571, "ratio": 726.8},
+    {"paper": "dfedsgpsm", "algo": "dfedsgpsm", "theorem": "dfedsgpsm.thm1", "rounds": 10, "n": 4, "L": 2.892,
+     "constants": {"values": {"L": 2.892, "sigma_l": 0.6135}}, "eta": 0.01, "largest_eta": 0.00432,
+     "conditions_paper_ok": False, "conditions_all_ok": False, "failed": ["η < δ/(8·K·L)"], "undecided": [],
+     "bound": None, "measured": 0.0571, "ratio": None}]}
 
 
 class Page(HTMLParser):
@@ -74,7 +84,7 @@ def built(tmp_path_factory):
             ax.plot([0, 1])
             fig.savefig(out / f)
             plt.close(fig)
-    rep = build_report(out, train=False, n=16, verify=ver, network=False, stream=False, papers=("dfedsam",))
+    rep = build_report(out, train=False, n=16, verify=ver, network=NETWORK, stream=False, papers=("dfedsam",))
     page = Page()
     page.feed((out / "report.html").read_text())
     return out, rep, page, ver
@@ -108,12 +118,15 @@ def test_one_table_per_paper_with_every_main_theorem_and_its_variants(built):
     sam = page.tables["dfedsam"]
     assert sam["dfedsam.thm4.1"]["exact"].startswith("1/2 hold")  # holds x300 and conditions fail at eta = 0.1
     assert sam["dfedsam.thm4.1.corrected_consensus"]["exact"] == "holds ×734.1"
-    assert sam["dfedsam.thm4.1"]["conditions"].startswith("paper's: met only for L < 0.05")
+    assert sam["dfedsam.thm4.1.E2"]["conditions"].startswith("paper's: met only for L < 0.05")
     assert sam["dfedsam.thm4.1.corrected"]["conditions"].startswith("paper's: met only for L")  # its own conditions
     assert "same order" in sam["dfedsam.thm4.1.E2"]["rate"] or "differs" in sam["dfedsam.thm4.1.E2"]["rate"]
     assert page.tables["dfedcata"]["dfedcata.thm1"]["exact"] == "violated ×0.5"
     assert page.tables["dfedpgp"]["dfedpgp.thm1.eq33"]["exact"] == "not verified"
-    assert all(r["network"] == "—" for t in page.tables.values() for r in t.values())
+    assert sam["dfedsam.thm4.1"]["network"] == "bound 41.5 vs measured 0.0571 (×726.8)"
+    assert page.tables["dfedsgpsm"]["dfedsgpsm.thm1"]["network"] == "no bound: η < δ/(8·K·L) fails"
+    assert sam["dfedsam.thm4.1"]["conditions"].startswith("paper's: violated by ×10.52 ... ×42.06 at L̂ = 2.103")
+    assert sum(r["network"] != "—" for t in page.tables.values() for r in t.values()) == 2
     assert len([i for i in rep["verdicts"] if i["paper"] == "dfedsam"][0]["discrepancies"]) >= 10
 
 
@@ -124,7 +137,8 @@ def test_no_raw_sympy_reprs_or_unformatted_numbers(built):
         for raw in ("Range(", "**", "{'", "Interval(", "oo)", "e-17", "6.508e"):
             assert raw not in text, (name, raw)
         assert not re.search(r"\b(nan|None|inf)\b", text), name
-        assert not re.search(r"\d\.\d{6,}", text), name  # no 0.99684346... (4 significant digits)
+        for number in re.findall(r"\d+\.\d+", text):  # 4 significant digits: no 0.99684346...
+            assert len(number.replace(".", "").lstrip("0")) <= 4, (name, number)
     html = "".join(page.text)
     assert "0 (round-off)" in html  # lambda of the complete graph, exactly 0
     assert "η ≤ 1/(10·K·L)" in html and "−32·K²·L²·η³ + K·η > 0" in html
@@ -168,10 +182,12 @@ def test_progress_names_the_stage_counts_and_time_left():
     stream = io.StringIO()
     prog = Progress(("a", "verification runs"), stream=stream)
     prog.stage("verification runs")
-    prog.step(40, 40, "runs")
+    prog.step("dfedsam: bound-holds runs", 12, 40, 60.0)  # verify's progress(stage, done, total, eta_seconds)
+    prog.step("runs", 1, 4)  # a part's end is always printed
     prog.close()
     text = stream.getvalue()
-    assert "[2/2] verification runs ..." in text and "40/40 runs, ETA" in text and "[2/2] verification runs: done" in text
+    assert "[2/2] verification runs ... dfedsam: bound-holds runs: 12/40, ETA 1 min 0 s" in text
+    assert "[2/2] verification runs ... runs: 1/4, ETA" in text and "[2/2] verification runs: done" in text
 
 
 @pytest.mark.parametrize("x, zero_exact, text", [(6.508e-17, True, "0 (round-off)"), (6.508e-17, False, "6.508×10⁻¹⁷"),
