@@ -385,14 +385,16 @@ THEOREMS: tuple[Theorem, ...] = (
         terms=_explicit_terms(NOISE_V_PRINTED, -COEF_U * L_u),
         variables=_V_THM,
         source=_src("L637-645", "(32) summed over t = 1..T", "§6.5", "DERIVED"),
-        conditions=(_T1P, _T2, _T3, _T4, _T5_FIRST, _T6, _U_BINDS, _KU2, _KV2), assumptions=ASSUMPTIONS,
+        conditions=(_T1P, _T2, _T3, _T4, _T5, _T5_FIRST, _T6, _U_BINDS, _KU2, _KV2), assumptions=ASSUMPTIONS,
         variant="explicit, u-branch of kappa", variant_of="dfedpgp.thm1.explicit",
         notes="Equals dfedpgp.thm1.explicit wherever -coef_u L_u <= -coef_v L_v, which at Corollary 1's step "
               "sizes (one constant c for both) holds for every large T (kappa_u ~ c/(2 sqrt T) < kappa_v ~ "
               "c/sqrt T). Written without min() so that the rate verifier can expand it; Corollary 1's parent. "
-              "Valid only where coef_u < 0 (T5 of dfedpgp.thm1.explicit); T5 itself is replaced here by its "
-              "first-order necessary form because rates.verify cannot solve it for T (degree >= 5 in 1/sqrt T; "
-              "sympy.solve does not finish).",
+              "Valid only where coef_u < 0 (T5 of dfedpgp.thm1.explicit), which is among its conditions; the "
+              "rate verifier solves only T5's first-order necessary form for T (T5 itself has degree >= 5 in "
+              "1/sqrt T; sympy.solve does not finish). Without T5 the value is negative at admissible-looking "
+              "points: dfltheory verify measured -959 at T = 25 under Corollary 1's schedule (k-out graph, "
+              "measured C = 2.51, q = 0.597, K_u = K_v = 2), where T5 fails and every other condition holds.",
     ),
     # ------------------------------------------------------------------ Corollary 1
     Theorem(
