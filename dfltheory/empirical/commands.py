@@ -19,9 +19,9 @@ def register(subparsers) -> None:
                    "synthetic-robust, synthetic-personal, mnist, fashion-mnist, cifar10, cifar100")
     p.add_argument("--data-params", default=None, help="the data set's options, e.g. dim=10,n_per_client=50,"
                    "heterogeneity=2.0 (true/false for flags; see docs/empirical-data-models.md)")
-    p.add_argument("--data-seed", type=int, default=None, help="seed of the problem: the data, the partition and "
-                   "the initial model (default: --seed); runs differing in --seed alone then differ only in the "
-                   "minibatches")
+    p.add_argument("--data-seed", type=int, default=None, help="seed of the problem: the data, the partition, "
+                   "the initial model and a random graph (default: --seed); runs differing in --seed alone then "
+                   "differ only in the minibatches")
     p.add_argument("--n", type=int, default=10, help="number of clients m")
     p.add_argument("--partition", default="dirichlet", choices=("dirichlet", "pathological", "iid"))
     p.add_argument("--alpha", type=float, default=0.3, help="Dirichlet concentration")
@@ -41,8 +41,8 @@ def register(subparsers) -> None:
     p.add_argument("--lr-decay", type=float, default=1.0, help="lr multiplied by this after every round, in (0, 1] "
                    "(0.998 in the papers)")
     p.add_argument("--batch-size", type=int, default=32)
-    p.add_argument("--seed", type=int, default=0, help="seed of the batches (and of the partition and the model "
-                   "unless --data-seed is given), in [0, 2^32 - 1]")
+    p.add_argument("--seed", type=int, default=0, help="seed of the batches (and of the partition, the model "
+                   "and a random graph unless --data-seed is given), in [0, 2^32 - 1]")
     hp = p.add_argument_group("algorithm hyper-parameters (default: the papers' values)")
     hp.add_argument("--rho", type=float, help="SAM radius")
     hp.add_argument("--Q", type=int, help="gossip steps per round (dfedsam-mgs)")

@@ -169,8 +169,10 @@ def build(cfg: dict) -> tuple[Engine, Evaluator]:
         from dfltheory.topology import build as build_topology
         from dfltheory.topology.commands import parse_params
 
+        # a random graph belongs to the problem instance (data_seed), as the data and x^0 do: runs that differ in
+        # `seed` then differ only in their minibatches, the randomness the theorems' expectations are over
         topo = build_topology(cfg.get("topology", "ring"), cfg["n"], weights=cfg.get("weights") or "default",
-                              seed=cfg.get("seed", 0), **parse_params(cfg.get("topology_params")))
+                              seed=cfg.get("data_seed", cfg.get("seed", 0)), **parse_params(cfg.get("topology_params")))
         axis = 1 if algo.stochastic == "row" else 0
         if abs(topo.matrix(0).sum(axis) - 1).max() > 1e-6:
             fix = ("use --weights metropolis or uniform (push-sum weights are for push-sum algorithms)"
