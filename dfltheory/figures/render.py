@@ -87,7 +87,7 @@ def _verification(ver: Mapping | None) -> dict | None:
                      "bound": num(v.get("bound")), "measured": num(v.get("measured")), "ratio": ratio(v.get("ratio")),
                      "ci": f"[{num(ci[0])}, {num(ci[1])}]" if ci else "—",
                      "failed": "; ".join(formula(f) for f in v.get("failed") or ()),
-                     "status": VERDICT_STATUS.get(v["verdict"], "none")})
+                     "status": VERDICT_STATUS.get(v["verdict"], "warn")})
     rates = [{**r, "horizons": ", ".join(num(h) for h in r.get("horizons", ())), "schedule": _schedule(r["schedule"]),
               "measured_slope": num(r.get("measured_slope")), "bound_slope": num(r.get("bound_slope")),
               "stated_slope": num(r.get("stated_slope"))} for r in ver.get("rates", ())]
@@ -103,7 +103,8 @@ def _verification(ver: Mapping | None) -> dict | None:
             "papers": [{"paper": p, "rows": [r for r in rows if r["paper"] == p],
                         "figures": list(ver.get("figures", {}).get(p, ()))} for p in papers],
             "rates": rates, "topology": topology,
-            "counts": {k: sum(r["verdict"] == k for r in rows) for k in VERDICT_STATUS}}
+            "counts": {k: n for k in dict.fromkeys([*VERDICT_STATUS, *(r["verdict"] for r in rows)])
+                       if (n := sum(r["verdict"] == k for r in rows))}}
 
 
 def _schedule(schedule) -> str:
@@ -117,6 +118,10 @@ def _network(net: Mapping | None) -> dict | None:
         return None
     out = []
     for r in (net or {}).get("rows", ()):
+        if r.get("error"):
+            out.append({"paper": r["paper"], "algo": r["algo"], "theorem": r["theorem"], "error": formula(r["error"]),
+                        "status": "warn"})
+            continue
         consts = r.get("constants") or {}
         values = consts.get("values", consts) if isinstance(consts, Mapping) else {}
         out.append({"paper": r["paper"], "algo": r["algo"], "theorem": r["theorem"],

@@ -321,7 +321,13 @@ def verification_section(out: Path, size: str, progress: Callable | None = None)
         from dfltheory.verify.holds import verify
     except ImportError as err:
         return None, f"verification not run: the verification layer is not available ({err})"
-    result = verify(targets=("all",), size=size, out=out / "verify", progress=progress)
+    try:
+        result = verify(targets=("all",), size=size, out=out / "verify", progress=progress)
+    except Exception as err:  # the report keeps every other section; the traceback goes to stderr
+        import traceback
+
+        traceback.print_exc()
+        return None, f"verification failed: {type(err).__name__}: {err} (the traceback is on stderr)"
     try:
         from dfltheory.figures.verification import render
     except ImportError:
@@ -331,24 +337,34 @@ def verification_section(out: Path, size: str, progress: Callable | None = None)
     return result, ""
 
 
-#: the algorithm of each paper trained on digits for the network section, and the theorem its run is held against
-NETWORK_RUNS = {"dfedsgpsm": ("dfedsgpsm", "dfedsgpsm.thm1"), "dfedsam": ("dfedsam", "dfedsam.thm4.1"),
-                "dfedcata": ("dfedcata", "dfedcata.thm1"), "dfedpgp": ("dfedpgp", "dfedpgp.thm1"),
-                "dfedadmm": ("dfedadmm", "dfedadmm.thm1.dfedadmm")}
-
-
 def network_section(out: Path, rounds: int = 10, n: int = 4, points: int = 2, iters: int = 8,
                     progress: Callable | None = None) -> tuple[dict | None, str]:
-    """A digits network (the default MLP) trained with each paper's algorithm for a few rounds on a ring of ``n``;
-    the constants estimated from each run (``dfltheory.verify.estimators.estimate_run`` at ``points`` points with
-    ``iters`` Lanczos steps: small, for time), the paper's and all conditions at the run's hyper-parameters (push-sum
-    C, q measured on the graph), the largest step size the paper's conditions allow, and the bound against the
-    measured quantity."""
+    """A digits network (the default MLP) trained with each paper's algorithm for a few rounds on a ring of ``n``
+    (the algorithm, its options and the quantity measured are those of the paper's main theorem in
+    :data:`dfltheory.verify.plans.PLANS`); the constants estimated from each run
+    (``dfltheory.verify.estimators.estimate_run`` at ``points`` points, ``iters`` Lanczos steps: small, for time), the
+    paper's and all conditions at the run's hyper-parameters (push-sum C, q measured on the graph), the largest step
+    size the paper's conditions allow, and the bound against the measured quantity. A paper whose run cannot be
+    evaluated keeps a row with the reason (``error``)."""
     try:
-        from dfltheory.verify.estimators import estimate_run, load_run
-        from dfltheory.verify.measures import MEASURES, per_round
+        from dfltheory.verify.estimators import estimate_run
+        from dfltheory.verify.plans import PLANS
     except ImportError as err:
         return None, f"left out: the constants estimators are not available ({err})"
+    rows = []
+    for k, plan in enumerate(PLANS.values()):
+        target = next(t for t in plan.targets if t.main)
+        try:
+            rows.append(_network_row(out, plan, target, rounds, n, points, iters, estimate_run))
+        except (KeyError, ValueError, RuntimeError) as err:
+            rows.append({"paper": plan.paper, "algo": target.algo, "theorem": target.theorem, "rounds": rounds,
+                         "n": n, "error": f"{type(err).__name__}: {str(err).strip(chr(34))}"})
+        if progress:
+            progress("runs", k + 1, len(PLANS))
+    return {"rounds": rounds, "n": n, "points": points, "iters": iters, "rows": rows}, ""
+
+
+def _network_row(out: Path, plan, target, rounds: int, n: int, points: int, iters: int, estimate_run) -> dict:
     import math
     import shutil
 
@@ -358,60 +374,52 @@ def network_section(out: Path, rounds: int = 10, n: int = 4, points: int = 2, it
     from dfltheory.empirical.runner import run
     from dfltheory.figures.commands import run_values
     from dfltheory.figures.training import read_metrics
+    from dfltheory.verify.estimators import load_run
+    from dfltheory.verify.measures import MEASURES, per_round
 
-    rows = []
-    for k, (paper, (algo, thm_id)) in enumerate(NETWORK_RUNS.items()):
-        run_dir = out / f"network-{algo}"
-        shutil.rmtree(run_dir, ignore_errors=True)
-        cfg = {"algo": algo, "dataset": "digits", "n": n, "topology": "ring", "rounds": rounds, "K": 5, "lr": 0.01,
-               "batch_size": 16, "seed": 0, "out": str(run_dir), "progress": False, "local_eval": False,
-               "checkpoint_every": rounds, "eval_every": 1}
-        if algo == "dfedadmm":
-            cfg["lam"] = 0.1  # a penalty well above the step (DFedADMM's eta = lambda collapses the local steps)
-        run(cfg)
-        est = estimate_run(run_dir, points=points, iters=iters)
-        thm = get(thm_id)
-        hyper = run_values(run_dir)
-        cfg_saved = json.loads((run_dir / "config.json").read_text())
-        topo, _ = topology_values(thm, cfg_saved.get("topology", "ring"), n, cfg_saved.get("weights") or "default",
-                                  int(cfg_saved.get("seed", 0)), Q=int(hyper.get("Q", 1)), push_sum="measured",
-                                  K_u=int(hyper.get("K_u", 1)))
-        values = {**topo, **hyper, **{k_: float(v) for k_, v in est.values().items()}, "T": float(rounds)}
-        if "x0_sq_mean" in thm.symbols:  # every client starts from the same x^0 (the model's initialisation)
-            values["x0_sq_mean"] = float((load_run(run_dir)[3] ** 2).sum())
-        values = {k_: v for k_, v in values.items() if k_ in thm.symbols}
-        check_paper, check_all = (thm.check(conditions=c, **values) for c in ("paper", "all"))
-        measure = _measure_of(thm)
-        measured = per_round(measure, read_metrics(run_dir / "metrics.jsonl"), values)
-        value = float(np.min(measured) if MEASURES[measure][0] == "min" else np.mean(measured))
-        eta_name = "eta_u" if "eta_u" in thm.symbols else "eta"
-        try:
-            largest = thm.largest(eta_name, "paper", **{k_: v for k_, v in values.items() if k_ != eta_name})
-        except ValueError:
-            largest = None
-        bound = check_all.value if check_all.is_bound and math.isfinite(check_all.value) else None
-        rows.append({"paper": paper, "algo": algo, "theorem": thm_id, "run": run_dir.name, "rounds": rounds, "n": n,
-                     "points": points, "iters": iters,
-                     "constants": est.to_dict(), "constants_text": est.text(), "L": values.get("L", values.get("L_u")),
-                     "eta": values.get(eta_name), "largest_eta": largest, "topology_values": topo,
-                     "conditions_paper_ok": bool(check_paper.ok), "conditions_all_ok": bool(check_all.ok),
-                     "failed": [formula(v.relation) for v in check_all.violated],
-                     "undecided": [formula(v.relation) for v in check_all.undecided],
-                     "formula_value": check_all.value, "bound": bound,
-                     "measured": value, "ratio": bound / value if bound and value > 0 else None})
-        if progress:
-            progress("runs", k + 1, len(NETWORK_RUNS))
-    return {"rounds": rounds, "n": n, "points": points, "iters": iters, "rows": rows}, ""
-
-
-def _measure_of(thm) -> str:
-    """The measure (:data:`dfltheory.verify.measures.MEASURES`) of the quantity a theorem bounds."""
-    q = thm.quantity
-    if q.startswith("min"):
-        return "min"
-    if "grad_u" in q:
-        return "avg_pgp"
-    return "avg_w" if "w^t" in q else ("avg_p" if "p^t" in q and "p^t = x_bar^t" not in q else "avg")
+    thm = get(target.theorem)
+    fixed = {k: v for k, v in plan.symbols.items() if not callable(v)}  # the plan's symbols (alpha, beta, ...)
+    run_dir = out / f"network-{target.algo}"
+    shutil.rmtree(run_dir, ignore_errors=True)
+    cfg = {"algo": target.algo, "dataset": "digits", "n": n, "topology": "ring", "rounds": rounds, "K": plan.K,
+           "lr": 0.01, "batch_size": 16, "seed": 0, "out": str(run_dir), "progress": False, "local_eval": False,
+           "checkpoint_every": rounds, "eval_every": 1, **dict(target.hp),
+           **{key: fixed[sym] for sym, key in plan.config.items() if sym in fixed}}
+    if plan.pushsum:
+        cfg["weights"] = "push-sum"
+    if target.algo.startswith("dfedadmm"):
+        cfg["lam"] = 0.1  # a penalty well above the step (DFedADMM's eta = lambda collapses the local steps)
+    run(cfg)
+    est = estimate_run(run_dir, points=points, iters=iters)
+    hyper = run_values(run_dir)
+    saved = json.loads((run_dir / "config.json").read_text())
+    topo, _ = topology_values(thm, saved.get("topology", "ring"), n, saved.get("weights") or "default",
+                              int(saved.get("seed", 0)), Q=int(hyper.get("Q", 1)), push_sum="measured",
+                              K_u=int(hyper.get("K_u", 1)))
+    if plan.step not in hyper and "eta" in hyper:  # DFedPGP: the run's lr is eta_u, its lr_v eta_v
+        hyper[plan.step] = hyper.pop("eta")
+        hyper.setdefault("eta_v", float(saved.get("lr_v") or hyper[plan.step]))
+    values = {**fixed, **topo, **hyper, **{k: float(v) for k, v in est.values().items()}, "T": float(rounds)}
+    if "x0_sq_mean" in thm.symbols:  # every client starts from the same x^0 (the model's initialisation)
+        values["x0_sq_mean"] = float((load_run(run_dir)[3] ** 2).sum())
+    values = {k: v for k, v in values.items() if k in thm.symbols}
+    check_paper, check_all = (thm.check(conditions=c, **values) for c in ("paper", "all"))
+    measured = per_round(target.measure, read_metrics(run_dir / "metrics.jsonl"), values)
+    value = float(np.min(measured) if MEASURES[target.measure][0] == "min" else np.mean(measured))
+    try:
+        largest = thm.largest(plan.step, "paper", **{k: v for k, v in values.items() if k != plan.step})
+    except ValueError:
+        largest = None
+    bound = check_all.value if check_all.is_bound and math.isfinite(check_all.value) else None
+    return {"paper": plan.paper, "algo": target.algo, "theorem": target.theorem, "run": run_dir.name,
+            "rounds": rounds, "n": n, "measure": target.measure, "constants": est.to_dict(),
+            "constants_text": est.text(), "L": values.get("L", values.get("L_u")), "step": plan.step,
+            "eta": values.get(plan.step), "largest_eta": largest, "topology_values": topo, "values": values,
+            "conditions_paper_ok": bool(check_paper.ok), "conditions_all_ok": bool(check_all.ok),
+            "failed": [formula(v.relation) for v in check_all.violated],
+            "undecided": [formula(v.relation) for v in check_all.undecided],
+            "formula_value": check_all.value, "bound": bound,
+            "measured": value, "ratio": bound / value if bound and value > 0 else None}
 
 
 def machine(device: str = "cpu") -> dict:

@@ -198,8 +198,8 @@ def rate_cell(thm_id: str, rates: Sequence[Mapping], measured: Sequence[Mapping]
 
 # --- verification on exact problems ------------------------------------------------------------------------------
 
-VERDICT_STATUS = {"holds": "ok", "violated": "bad", "inconclusive": "warn", "vacuous": "warn",
-                  "conditions fail": "warn", "diverged": "warn"}
+VERDICT_STATUS = {"violated": "bad", "inconclusive": "warn", "diverged": "warn", "conditions fail": "warn",
+                  "vacuous": "warn", "not testable": "none", "holds": "ok"}
 
 
 def exact_cell(thm_id: str, verification: Mapping | None) -> dict:
@@ -217,15 +217,15 @@ def exact_cell(thm_id: str, verification: Mapping | None) -> dict:
                      + (f" ({v['constants']} constants)" if v.get("constants") else ""))
     more = "; ".join(dict.fromkeys(_setting(v) for v in mine))
     verdicts = [v["verdict"] for v in mine]
-    worst = next((w for w in ("violated", "inconclusive", "diverged", "conditions fail", "vacuous")
-                  if w in verdicts), "holds")
+    order = list(VERDICT_STATUS)  # the worst first; a verdict this table does not know counts as a caveat
+    worst = min(verdicts, key=lambda w: order.index(w) if w in order else order.index("holds") - 0.5)
     if len(mine) == 1:  # the verdict itself, its setting below
-        return cell(lines[0].split(": ", 1)[0], VERDICT_STATUS[worst], [lines[0].split(": ", 1)[1]], more)
+        return cell(lines[0].split(": ", 1)[0], VERDICT_STATUS.get(worst, "warn"), [lines[0].split(": ", 1)[1]], more)
     head = f"{verdicts.count('holds')}/{len(mine)} hold"
     ratios = [v["ratio"] for v in mine if v.get("ratio") is not None and v["verdict"] == "holds"]
     if ratios:
         head += f", bound/measured {ratio(min(ratios))}" + (f" ... {ratio(max(ratios))}" if len(ratios) > 1 else "")
-    return cell(head, VERDICT_STATUS[worst], lines, more)
+    return cell(head, VERDICT_STATUS.get(worst, "warn"), lines, more)
 
 
 def _setting(v: Mapping) -> str:
@@ -241,6 +241,8 @@ def network_cell(thm_id: str, network: Mapping | None) -> dict:
     if not mine:
         return cell("—", "none")
     r = mine[0]
+    if r.get("error"):
+        return cell("not evaluated", "warn", [formula(r["error"])[:160]])
     detail = [f"{r['algo']}, {r['n']} clients, {r['rounds']} rounds; L̂ = {num(r.get('L'))}"]
     eta, top = r.get("eta"), r.get("largest_eta")
     if eta is not None and top:
@@ -313,7 +315,7 @@ def paper_tables(out: str | Path, experiments: Sequence[Mapping], rates: Sequenc
     cat = catalog()
     verdicts = (verification or {}).get("verdicts", ())
     measured_rates = (verification or {}).get("rates", ())
-    L_hat = {r["paper"]: r.get("L") for r in (network or {}).get("rows", ())}
+    L_hat = {r["paper"]: r.get("L") for r in (network or {}).get("rows", ()) if r.get("L") is not None}
     tables = []
     for paper, title in PAPERS.items():
         extra = [v["theorem"] for v in verdicts if v["paper"] == paper and v.get("main")]

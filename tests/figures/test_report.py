@@ -30,7 +30,9 @@ NETWORK = {"rounds": 10, "n": 4, "points": 2, "iters": 8, "rows": [
     {"paper": "dfedsgpsm", "algo": "dfedsgpsm", "theorem": "dfedsgpsm.thm1", "rounds": 10, "n": 4, "L": 2.892,
      "constants": {"values": {"L": 2.892, "sigma_l": 0.6135}}, "eta": 0.01, "largest_eta": 0.00432,
      "conditions_paper_ok": False, "conditions_all_ok": False, "failed": ["η < δ/(8·K·L)"], "undecided": [],
-     "bound": None, "measured": 0.0571, "ratio": None}]}
+     "bound": None, "measured": 0.0571, "ratio": None},
+    {"paper": "dfedpgp", "algo": "dfedpgp", "theorem": "dfedpgp.thm1", "rounds": 10, "n": 4,
+     "error": "KeyError: dfedpgp.thm1: missing value(s) for ['L_vu']"}]}
 
 
 class Page(HTMLParser):
@@ -126,7 +128,8 @@ def test_one_table_per_paper_with_every_main_theorem_and_its_variants(built):
     assert sam["dfedsam.thm4.1"]["network"] == "bound 41.5 vs measured 0.0571 (×726.8)"
     assert page.tables["dfedsgpsm"]["dfedsgpsm.thm1"]["network"] == "no bound: η < δ/(8·K·L) fails"
     assert sam["dfedsam.thm4.1"]["conditions"].startswith("paper's: violated by ×10.52 ... ×42.06 at L̂ = 2.103")
-    assert sum(r["network"] != "—" for t in page.tables.values() for r in t.values()) == 2
+    assert page.tables["dfedpgp"]["dfedpgp.thm1"]["network"] == "not evaluated"
+    assert sum(r["network"] != "—" for t in page.tables.values() for r in t.values()) == 3
     assert len([i for i in rep["verdicts"] if i["paper"] == "dfedsam"][0]["discrepancies"]) >= 10
 
 
