@@ -14,7 +14,8 @@ For each paper (:data:`dfltheory.verify.plans.PLANS`):
    the theorem's quantity (:mod:`dfltheory.verify.measures`) is estimated by the mean over them with a 95 % interval;
 4. the verdict per (theorem, variant, setting, constants): ``holds`` (the bound is above the interval; ratio
    bound / measured and the dominant term), ``violated`` (below the interval; the command that reproduces a run),
-   ``inconclusive`` (inside the interval), ``vacuous`` (the bound is infinite) or ``conditions fail``.
+   ``inconclusive`` (inside the interval), ``vacuous`` (the bound is infinite), ``conditions fail`` or, for a main
+theorem that no run can test (DFedCata's Theorem 2, whose formula is lost), ``not testable`` with the reason.
 
 Runs are cached in ``out/runs/<key>`` (the key hashes the run's config), so a second call only re-evaluates.
 The rate in T (the corollary's schedule over horizons) and the topology dependence (measured against predicted
@@ -39,7 +40,7 @@ from dfltheory.verify import measures as M
 from dfltheory.verify.plans import PLANS, PaperPlan, Target, Topo, resolve
 
 #: Verdict names, strongest first.
-VERDICTS = ("violated", "inconclusive", "holds", "vacuous", "conditions fail", "diverged")
+VERDICTS = ("violated", "inconclusive", "holds", "vacuous", "conditions fail", "diverged", "not testable")
 
 
 @dataclass(frozen=True)
@@ -407,17 +408,45 @@ def _longer(plan: PaperPlan, targets: Sequence[Target], size: Size, primary: Seq
             for st in primary for (T, need), ths in sorted(out.items())]
 
 
-def _settings(plan: PaperPlan, size: Size, step: float) -> list[tuple[str, Topo, float | None, int, bool]]:
+def _settings(plan: PaperPlan, size: Size, step: float, floor: float) -> list[tuple[str, Topo, float | None, int, bool]]:
     """(label, topology, step, K, primary) of every setting of a paper at one instance family: each topology at
-    every fraction of the largest step, and the first topology at twice K with its own largest step (None: computed
-    later). The primary settings (largest step, the plan's K) give the overlays and the topology dependence."""
+    every fraction of the largest step, raised to the smallest admissible step ``floor`` where the fraction falls
+    below it (DFedADMM needs eta >= lam_pen/K), and the first topology at twice K with its own largest step (None:
+    computed later). The primary settings (largest step, the plan's K) give the overlays and the topology
+    dependence."""
     topos = plan.topologies[: size.topologies]
     s = plan.step
-    out = [(f"{t.label}, {s} = {frac:g} x largest", t, step * frac, plan.K, frac == 1.0)
-           for t in topos for frac in size.fractions]
+    out = []
+    for t in topos:
+        for frac in size.fractions:
+            if frac == 1.0 or frac * step >= floor:
+                out.append((f"{t.label}, {s} = {frac:g} x largest", t, step * frac, plan.K, frac == 1.0))
+            elif floor < step:
+                out.append((f"{t.label}, {s} = smallest admissible ({frac:g} x largest is below it)", t, floor,
+                            plan.K, False))
     if size.extra_K:
         out.append((f"{topos[0].label}, K = {2 * plan.K}, {s} = largest at that K", topos[0], None, 2 * plan.K, False))
     return out
+
+
+def smallest_step(plan: PaperPlan, targets: Sequence[Target], insts: Sequence[Instance]) -> float:
+    """The smallest step that every target's conditions admit on every instance (0 where they admit steps down to
+    0)."""
+    from dfltheory.bounds import get
+
+    floor = 0.0
+    for target in targets:
+        thm = get(target.theorem)
+        for inst in insts:
+            vals = {k: v for k, v in _for(thm, inst.values).items() if k != plan.step}
+            try:
+                sol = thm.solve(plan.step, "all", **vals)
+            except (ValueError, KeyError):
+                continue
+            if not sol.empty:
+                low, _, closed = sol.intervals[0][:3]
+                floor = max(floor, low if closed else low * (1 + 1e-6))  # just inside an open end
+    return floor
 
 
 def verify_paper(plan: PaperPlan, targets: Sequence[Target], size: Size, cache: RunCache,
@@ -446,7 +475,7 @@ def verify_paper(plan: PaperPlan, targets: Sequence[Target], size: Size, cache: 
                              "note": f"no step size {plan.step} > 0 meets every condition"})
         if step is None:
             continue
-        for label, topo, eta, K, primary in _settings(plan, size, step):
+        for label, topo, eta, K, primary in _settings(plan, size, step, smallest_step(plan, targets, fam)):
             inst = next(i for i in fam if i.topo == topo)
             values = {**inst.values, "K": K, "K_u": K}
             if eta is None:  # the extra-K setting: its own largest step
@@ -579,19 +608,25 @@ def rate(plan: PaperPlan, size: Size, cache: RunCache, progress: Callable | None
             continue
         terms = np.stack([M.per_round(target.measure, r, vals) for r, _ in runs])
         est = M.expectation(target.measure, terms)
-        check = parent.check("all", **_for(parent, vals))
+        v = verdict(parent, est, vals)
         rows.append({"T": horizon, "schedule": {k: vals[k] for k in cor.schedule}, "measured": est.mean,
-                     "ci": [est.low, est.high], "bound": check.value, "conditions_hold": check.all_ok,
-                     "failed": [v.text for v in check.violated]})
-    good = [r for r in rows if "measured" in r and r["measured"] > 0]
-    logT = np.log([r["T"] for r in good])
-    slope = {key: float(np.polyfit(logT, np.log([r[key] for r in good]), 1)[0]) if len(good) >= 2 else None
-             for key in ("measured", "bound")}
+                     "ci": [est.low, est.high], "bound": v.get("formula_value", v["bound"]),
+                     "conditions_hold": v["all_conditions_hold"], "failed": v["failed"], "verdict": v["verdict"],
+                     "command": job.command})
+    def slope(key: str, keep) -> float | None:  # least squares in log-log over the rows that qualify
+        pts = [(r["T"], r[key]) for r in rows if keep(r)]
+        if len(pts) < 2:
+            return None
+        T_, y = np.log(np.array(pts, dtype=float)).T
+        return float(np.polyfit(T_, y, 1)[0])
+
+    slopes = {"measured": slope("measured", lambda r: r.get("measured", 0) > 0),
+              "bound": slope("bound", lambda r: r.get("conditions_hold") and 0 < r["bound"] < math.inf)}
     report = rate_report(cor)
     return {"paper": plan.paper, "theorem": cor.id, "parent": parent.id, "topology": topo.label,
             "constants": inst.constants, "schedule": {k: sp.sstr(v) for k, v in cor.schedule.items()},
             "schedule_constants": fixed, "horizons": list(size.horizons), "rows": rows,
-            "measured_slope": slope["measured"], "bound_slope": slope["bound"],
+            "measured_slope": slopes["measured"], "bound_slope": slopes["bound"],
             "stated_slope": float(report.stated_rate), "derived_slope": float(report.derived_rate)}
 
 
@@ -629,6 +664,11 @@ def verify(targets: Sequence[str] = ("all",), size: str | Size = "default", out:
         stage = (lambda name: (lambda d, t, e: progress(name, d, t, e)) if progress else None)
         part = verify_paper(plan, tgts, size, cache, stage(f"{paper}: bound-holds runs"), workers, device)
         result["verdicts"] += part["verdicts"]
+        if any(t.main for t in tgts):
+            result["verdicts"] += [{"theorem": thm, "paper": paper, "variant": "printed", "main": True,
+                                    "setting": "-", "problem": "-", "topology": "-", "constants": "-",
+                                    "verdict": "not testable", "failed": [], "note": why}
+                                   for thm, why in plan.untestable.items()]
         result["overlays"][paper] = part["overlays"]
         result["topology"] += part["topology"]
         if rates and any(t.main for t in tgts):

@@ -16,7 +16,7 @@ from dfltheory.verify import measures as M
 from dfltheory.verify.holds import SIZES, RunCache, resolve_targets, train_command, verify, verify_paper
 from dfltheory.verify.plans import PLANS, Target
 
-ALLOWED = {"holds", "violated", "inconclusive", "vacuous", "conditions fail", "diverged"}
+ALLOWED = {"holds", "violated", "inconclusive", "vacuous", "conditions fail", "diverged", "not testable"}
 
 
 # ------------------------------------------------------------------------------------------------ measures
@@ -87,6 +87,7 @@ def test_quick_gives_every_main_theorem_a_verdict_with_a_number(quick):
             mine = [v for v in verdicts if v["theorem"] == target.theorem]
             assert mine, target.theorem
             assert all(v.get("measured") is not None or v["verdict"] == "conditions fail" for v in mine)
+            assert all(v["verdict"] != "not testable" for v in mine)
     for v in verdicts:
         if v["verdict"] == "holds":
             assert v["bound"] >= v["ci"][1] and v["ratio"] >= 1 and v["dominant"]
@@ -102,6 +103,8 @@ def test_quick_gives_every_main_theorem_a_verdict_with_a_number(quick):
     assert any("hold from T =" in v["note"] for v in pgp)
     assert {v["constants"] for v in pgp} == {"cited", "measured"}
     assert set(result["overlays"]) == set(PLANS) and all(result["overlays"].values())
+    (stability,) = [v for v in verdicts if v["theorem"] == "dfedcata.thm2"]
+    assert stability["verdict"] == "not testable" and "lost" in stability["note"]
 
 
 def test_the_bound_in_each_verdict_is_the_theorem_at_the_recorded_values(quick):
@@ -200,3 +203,15 @@ def test_topology_dependence_is_relative_to_the_best_mixing_graph_and_skips_miss
     by = {r["topology"]: r for r in entry["rows"]}
     assert by["ring"]["measured_ratio"] == 2.0 and by["ring"]["bound_ratio"] == 3.0
     assert by["k-out"]["bound_ratio"] is None and by["k-out"]["measured_ratio"] == 1.5
+
+
+def test_rate_in_T_follows_the_corollary_schedule(tmp_path):
+    from dfltheory.verify.holds import rate
+
+    size = dataclasses.replace(SIZES["quick"], horizons=(10, 20, 40), seeds=3)
+    r = rate(PLANS["dfedsam"], size, RunCache(tmp_path))
+    assert r["theorem"] == "dfedsam.cor4.1.1.derived" and r["stated_slope"] == -0.5
+    etas = [row["schedule"]["eta"] for row in r["rows"]]
+    assert etas[0] / etas[2] == pytest.approx(2.0, rel=1e-12)  # eta = c/(sqrt(K) L sqrt(T))
+    assert all(row["verdict"] == "holds" and row["bound"] > row["ci"][1] for row in r["rows"])
+    assert r["measured_slope"] < 0 and r["bound_slope"] < 0
