@@ -8,16 +8,17 @@ Public API::
     r.value            # certified upper bound on min_t ||grad f(x_bar^t)||^2 over the class
     worst_case("dfedavg", 3, 2, 5, 0.05, spectral=(-0.5, 0.5))   # every W with nonunit spectrum in [-0.5, 0.5]
     compare(r, lam=0.5)["ratio"]   # dfedsam.thm4.1 at sigma_l = 0 over the worst case (and its named variants)
+    worst_case("dfedadmm", 3, 2, 5, 0.005, W=W, sigma_g=1, B=2, lam_pen=0.01)  # average of ||grad f(w^t)||^2
 
 See docs/pep.md for what each value certifies and the limits.
 """
 
-from dfltheory.pep.compare import VARIANTS, compare
+from dfltheory.pep.compare import THEOREMS, VARIANTS, compare
 from dfltheory.pep.mixing import ExplicitMixing, SpectralClass, as_mixing
-from dfltheory.pep.problem import (ALGORITHMS, GAPS, HETEROGENEITY_AT, MAX_GRAM, MAX_SECONDS, PEPResult, PEPSolveError,
-                                   Size, estimate_size, worst_case)
+from dfltheory.pep.problem import (ALGORITHMS, GAPS, HETEROGENEITY_AT, MAX_GRAM, MAX_SECONDS, METRICS, PEPResult,
+                                   PEPSolveError, Size, admm_gamma, estimate_size, worst_case)
 from dfltheory.pep.sweep import W_lambda, plot, sweep
 
-__all__ = ["ALGORITHMS", "GAPS", "HETEROGENEITY_AT", "MAX_GRAM", "MAX_SECONDS", "VARIANTS", "ExplicitMixing",
-           "PEPResult", "PEPSolveError", "Size", "SpectralClass", "W_lambda", "as_mixing", "compare", "estimate_size",
-           "plot", "sweep", "worst_case"]
+__all__ = ["ALGORITHMS", "GAPS", "HETEROGENEITY_AT", "MAX_GRAM", "MAX_SECONDS", "METRICS", "THEOREMS", "VARIANTS",
+           "ExplicitMixing", "PEPResult", "PEPSolveError", "Size", "SpectralClass", "W_lambda", "admm_gamma", "as_mixing",
+           "compare", "estimate_size", "plot", "sweep", "worst_case"]

@@ -1,7 +1,8 @@
 """The worst case of an algorithm by performance estimation (PEP), next to the theorem's bound.
 
-The worst case of min_{t<T} ||grad f(x_bar^t)||^2 over every L-smooth f_1..f_m meeting the assumptions (PEP, see
-docs/pep.md), dfedsam.thm4.1's bound at sigma_l = 0 and the ratio bound / worst case.
+The worst case of the theorem's quantity (min_{t<T} ||grad f(x_bar^t)||^2, or DFedADMM's average at w^t) over every
+L-smooth f_1..f_m meeting the assumptions (PEP, see docs/pep.md), the bound at sigma_l = 0 of the theorem covering
+the algorithm (dfedsam.thm4.1, dfedadmm.thm1) and the ratio bound / worst case.
 """
 
 from __future__ import annotations
@@ -9,11 +10,11 @@ from __future__ import annotations
 import json
 import sys
 
-from dfltheory.pep.problem import ALGORITHMS, GAPS, HETEROGENEITY_AT
+from dfltheory.pep.problem import ALGORITHMS, GAPS, HETEROGENEITY_AT, METRIC_TEXT
 
 #: --set names and the worst_case keyword each one sets.
 SETTABLE = {"L": "L", "f0_minus_fstar": "Delta", "Delta": "Delta", "sigma_g": "sigma_g", "B": "B", "rho": "rho",
-            "Q": "Q", "sigma_l": None}
+            "Q": "Q", "lam_pen": "lam_pen", "sigma_l": None}
 
 EXIT_CODES = """exit codes:
   0  worst case computed (and the bound, where a theorem covers the instance, is above it)
@@ -33,11 +34,13 @@ def register(subparsers) -> None:
                    help="; ".join(f"{k}: {v[1]}" for k, v in ALGORITHMS.items()))
     p.add_argument("--m", type=int, default=None, help="number of agents (default: --n of the topology, or 3)")
     p.add_argument("--K", type=int, default=1, help="local steps per round (default 1)")
-    p.add_argument("--T", type=int, default=3, help="rounds: the min runs over the T round-start averages (default 3)")
+    p.add_argument("--T", type=int, default=3, help="rounds: the min (or average) runs over the T round-start points "
+                                                   "(default 3)")
     p.add_argument("--eta", type=float, required=True, help="local step size")
     p.add_argument("--set", nargs="+", default=[], metavar="NAME=VALUE",
-                   help="L, f0_minus_fstar (Delta), sigma_g, B, rho, Q (default L=1 f0_minus_fstar=1 rho=0 Q=1; "
-                        "sigma_g and B are not imposed unless given; sigma_l must be 0)")
+                   help="L, f0_minus_fstar (Delta), sigma_g, B, rho, Q, lam_pen (DFedADMM's penalty, required there) "
+                        "(default L=1 f0_minus_fstar=1 rho=0 Q=1; sigma_g and B are not imposed unless given; "
+                        "sigma_l must be 0)")
     mix = p.add_mutually_exclusive_group(required=True)
     mix.add_argument("--topology", metavar="NAME", help="explicit W of this topology on --n (= --m) agents")
     mix.add_argument("--matrix", metavar="FILE", help="explicit W from a .npy, .csv or .mtx file")
@@ -134,16 +137,17 @@ def run(args) -> int:
         print(json.dumps(jsonable({"mixing": source, **cmp, "pep": result.to_dict()}), indent=1))
         return code
     s = result.settings
+    penalty = f", lam_pen = {s['lam_pen']:g}" if s.get("lam_pen") is not None else ""
     print(f"{args.algorithm}: m = {m}, K = {s['K']}, T = {s['T']}, Q = {s['Q']}, eta = {s['eta']:g}, L = {s['L']:g}, "
-          f"Delta = {s['Delta']:g}, sigma_g = {s['sigma_g']}, B = {s['B']}, rho = {s['rho']:g}; {source}, "
+          f"Delta = {s['Delta']:g}, sigma_g = {s['sigma_g']}, B = {s['B']}, rho = {s['rho']:g}{penalty}; {source}, "
           f"lambda = {lam:.6g}")
-    print(f"  worst case of min_t ||grad f(x_bar^t)||^2: {result.value:.6g}   (PEP, {result.solver} {result.status}, "
+    print(f"  worst case of {METRIC_TEXT[s['metric']]}: {result.value:.6g}   (PEP, {result.solver} {result.status}, "
           f"{result.seconds:.2f} s, Gram {result.size.gram} x {result.size.gram}, {result.size.constraints} "
           f"constraints)")
     if cmp["bound"] is None:
         print(f"  {cmp['theorem']} at sigma_l = 0: no bound ({cmp['reason']})")
     else:
-        print(f"  {cmp['theorem']} at sigma_l = 0, rho = 0: {cmp['bound']:.6g}   ratio bound / worst case = "
+        print(f"  {cmp['theorem']} at sigma_l = 0, rho = {s['rho']:g}: {cmp['bound']:.6g}   ratio bound / worst case = "
               f"{cmp['ratio']:.4g}")
         for name, v in cmp["terms"].items():
             print(f"    {name:>14} = {v:.6g}")

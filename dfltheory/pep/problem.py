@@ -12,9 +12,21 @@ D-PSGD, Q > 1: the -MGS variants). DFedSAM's ascent step is normalized, rho g/||
 L76-90); a normalized step is not a linear combination of the points and gradients, so PEP cannot express it:
 ``dfedsam-unnormalized`` is the named variant with the ascent step rho g (rho = 0 is DFedAvg).
 
-Quantity: min_{t = 0..T-1} ||grad f(x_bar^t)||^2, the average of the round-start models of the T rounds (the
-papers' min_{1 <= t <= T}, x_bar^1 = x^0; dfedsam.thm4.1). The last round's local steps do not change it and are
-not simulated.
+DFedADMM (seed 004 Algorithm 1, card dfedadmm §3.2; the engine's ``admm_dual`` rule) keeps a dual ghat_i
+(ghat_i^{-1} = 0) and runs K steps on the augmented Lagrangian, then sends the message with the OLD dual:
+
+    y^{t,k+1}(i) = y^{t,k}(i) - eta (grad f_i(y^{t,k}(i)) - ghat_i^{t-1} + (y^{t,k}(i) - x_i^t)/lam_pen)    eq. (6)
+    ghat_i^t = ghat_i^{t-1} - (y^{t,K}(i) - x_i^t)/lam_pen,   z^t(i) = y^{t,K}(i) - lam_pen ghat_i^{t-1}   lines 15-16
+
+then the same gossip; ``dfedadmm-sam-unnormalized`` takes the gradient at y + rho grad f_i(y) (the box normalizes the
+ascent step, the proof bounds the unnormalized one: card §11 item 2).
+
+Quantity: ``min`` algorithms (DFedAvg family): min_{t = 0..T-1} ||grad f(x_bar^t)||^2, the average of the
+round-start models of the T rounds (the papers' min_{1 <= t <= T}, x_bar^1 = x^0; dfedsam.thm4.1). ``average``
+algorithms (DFedADMM): (1/T) sum_{t=0}^{T-1} ||grad f(w^t)||^2 at dfedadmm.thm1's auxiliary sequence
+w^t = x_bar^t + ((1 - gamma)/gamma)(x_bar^t - x_bar^{t-1}), gamma = 1 - (1 - eta/lam_pen)^K, x_bar^{-1} = x_bar^0
+(card dfedadmm §2, §3.2 (iv), §6.1 Lemma 9; the engine's ``_admm_aux``); every f_i is queried at w^t. The last
+round's local steps do not change the quantity and are not simulated.
 
 Class of functions (what each constraint is, and where it is imposed):
 
@@ -22,11 +34,13 @@ Class of functions (what each constraint is, and where it is imposed):
   every point where f_i is queried.
 * f(x^0) - f* <= Delta (``gap="fstar"``, the theorems' assumption): a scalar f* with f(x_bar^0) - f* <= Delta and
   f(x_bar^t) - f* >= ||grad f(x_bar^t)||^2 / (2L) for every t (true for an L-smooth f bounded below by f*:
-  f(x - grad f(x)/L) <= f(x) - ||grad f(x)||^2/(2L)). These are necessary conditions only, so the value is an
+  f(x - grad f(x)/L) <= f(x) - ||grad f(x)||^2/(2L)); for DFedADMM at every w^t instead (the metric points, where
+  every f_i is queried; w^0 = x^0). These are necessary conditions only, so the value is an
   upper bound on the worst case. ``gap="last"``: f(x_bar^0) - f(x_bar^{T-1}) <= Delta, PEPit's own reading (its
   example gradient_descent.py); implied by the f* one, so its value is larger or equal.
 * heterogeneity sigma_g (dfedsam Assumption 2, card dfedsam.md 4): (1/m) sum_i ||grad f_i(x) - grad f(x)||^2
-  <= sigma_g^2, imposed at every x_bar^t (``heterogeneity_at="averages"``, where every f_i is queried anyway) or at
+  <= sigma_g^2, imposed at every metric point x_bar^t or w^t (``heterogeneity_at="averages"``, where every f_i is
+  queried anyway) or at
   every queried point (``"all"``: every f_j is also queried at every local point, a Gram matrix about m times
   larger).
 * bounded gradients B (dfedsam Assumption 3): ||grad f_i(x)|| <= B at every point where f_i is queried.
@@ -47,9 +61,8 @@ import numpy as np
 
 from dfltheory.pep.mixing import ExplicitMixing, SpectralClass, as_mixing
 
-__all__ = ["ACCEPTED_STATUSES", "ALGORITHMS", "GAPS", "HETEROGENEITY_AT", "PEPResult", "PEPSolveError", "Size",
-           "estimate_size",
-           "worst_case", "MAX_GRAM", "MAX_SECONDS"]
+__all__ = ["ACCEPTED_STATUSES", "ALGORITHMS", "GAPS", "HETEROGENEITY_AT", "METRICS", "PEPResult", "PEPSolveError",
+           "Size", "admm_gamma", "estimate_size", "worst_case", "MAX_GRAM", "MAX_SECONDS"]
 
 #: algorithm -> (gradient queries per local step, description)
 ALGORITHMS = {
@@ -58,7 +71,19 @@ ALGORITHMS = {
     "dfedavg-mgs": (1, "DFedAvg-MGS: K local gradient steps, then Q gossip steps with W (X^{t+1} = W^Q Z^t)"),
     "dfedsam-unnormalized": (2, "DFedSAM(-MGS) with the unnormalized ascent step y + rho grad f_i(y) (named "
                                 "variant; the paper's normalized step rho g/||g|| is not expressible in a PEP)"),
+    "dfedadmm": (1, "DFedADMM: K steps on the augmented Lagrangian with the dual ghat_i, message x_K - lam_pen "
+                    "ghat_old, then Q gossip steps (needs lam_pen)"),
+    "dfedadmm-sam-unnormalized": (2, "DFedADMM-SAM with the unnormalized ascent step y + rho grad f_i(y), the step "
+                                     "its proof analyses (the box's normalized step is not expressible in a PEP)"),
 }
+#: algorithm -> the quantity bounded: 'min' of ||grad f(x_bar^t)||^2 over t < T, or the 'average' over t < T of
+#: ||grad f(w^t)||^2 at the theorem's auxiliary sequence (card dfedadmm §2, §6.1 Lemma 9).
+METRICS = {"dpsgd": "min", "dfedavg": "min", "dfedavg-mgs": "min", "dfedsam-unnormalized": "min",
+           "dfedadmm": "average", "dfedadmm-sam-unnormalized": "average"}
+METRIC_TEXT = {"min": "min_t ||grad f(x_bar^t)||^2",
+               "average": "(1/T) sum_t ||grad f(w^t)||^2, w^t = x_bar^t + ((1-gamma)/gamma)(x_bar^t - x_bar^{t-1})"}
+SAM = ("dfedsam-unnormalized", "dfedadmm-sam-unnormalized")
+ADMM = ("dfedadmm", "dfedadmm-sam-unnormalized")
 GAPS = ("fstar", "last")
 HETEROGENEITY_AT = ("averages", "all")
 
@@ -110,7 +135,12 @@ class PEPResult:
         return asdict(self)
 
 
-def _check(algorithm, m, K, T, eta, L, Delta, sigma_g, B, rho, Q, gap, heterogeneity_at):
+def admm_gamma(eta: float, lam_pen: float, K: int) -> float:
+    """gamma = 1 - (1 - eta/lam_pen)^K (card dfedadmm §5.4, eq. (7)); w^t's coefficient is (1 - gamma)/gamma."""
+    return 1.0 - (1.0 - eta / lam_pen) ** K
+
+
+def _check(algorithm, m, K, T, eta, L, Delta, sigma_g, B, rho, Q, gap, heterogeneity_at, lam_pen=None):
     if algorithm not in ALGORITHMS:
         raise ValueError(f"unknown algorithm {algorithm!r}; use one of {sorted(ALGORITHMS)}")
     for name, v in (("m", m), ("K", K), ("T", T), ("Q", Q)):
@@ -127,8 +157,20 @@ def _check(algorithm, m, K, T, eta, L, Delta, sigma_g, B, rho, Q, gap, heterogen
     if algorithm == "dpsgd" and (K != 1 or Q != 1):
         raise ValueError(f"dpsgd is one local step and one gossip step (K = Q = 1), got K = {K}, Q = {Q}; use "
                          "dfedavg for K > 1 or dfedavg-mgs for Q > 1")
-    if rho and algorithm != "dfedsam-unnormalized":
-        raise ValueError(f"rho = {rho} only applies to dfedsam-unnormalized ({algorithm} has no ascent step)")
+    if rho and algorithm not in SAM:
+        raise ValueError(f"rho = {rho} only applies to {' and '.join(SAM)} ({algorithm} has no ascent step)")
+    if algorithm in ADMM:
+        if lam_pen is None or isinstance(lam_pen, bool) or not isinstance(lam_pen, (int, float, np.integer,
+                                                                                    np.floating)):
+            raise ValueError(f"{algorithm} needs the ADMM penalty lam_pen (a number > 0), got {lam_pen!r}")
+        if not math.isfinite(lam_pen) or lam_pen <= 0:
+            raise ValueError(f"lam_pen must be a finite number > 0, got {lam_pen!r}")
+        if admm_gamma(eta, lam_pen, K) == 0:
+            raise ValueError(f"gamma = 1 - (1 - eta/lam_pen)^K is 0 at eta = {eta}, lam_pen = {lam_pen}, K = {K}: "
+                             "the auxiliary sequence w^t is undefined; use eta <= lam_pen (dfedadmm.thm1's gamma in "
+                             "(0, 1])")
+    elif lam_pen is not None:
+        raise ValueError(f"lam_pen = {lam_pen} only applies to {' and '.join(ADMM)}")
     if gap not in GAPS:
         raise ValueError(f"gap must be one of {GAPS}, got {gap!r}")
     if gap == "last" and T < 2:
@@ -172,9 +214,10 @@ def estimate_size(algorithm: str, m: int, K: int, T: int, Q: int = 1, spectral: 
 
 def worst_case(algorithm: str, m: int, K: int, T: int, eta: float, L: float = 1.0, Delta: float = 1.0, *,
                W=None, spectral=None, sigma_g: float | None = None, B: float | None = None, rho: float = 0.0,
-               Q: int = 1, gap: str = "fstar", heterogeneity_at: str = "averages", solver: str = "CLARABEL",
-               max_seconds: float = MAX_SECONDS, strict: bool = False) -> PEPResult:
-    """Worst case of min_{t<T} ||grad f(x_bar^t)||^2 for ``algorithm`` (see the module docstring).
+               Q: int = 1, gap: str = "fstar", heterogeneity_at: str = "averages", lam_pen: float | None = None,
+               solver: str = "CLARABEL", max_seconds: float = MAX_SECONDS, strict: bool = False) -> PEPResult:
+    """Worst case of the quantity :data:`METRICS` names for ``algorithm`` (min_{t<T} ||grad f(x_bar^t)||^2, or the
+    average over t < T of ||grad f(w^t)||^2 for DFedADMM, whose penalty is ``lam_pen``; see the module docstring).
 
     Mixing: ``W`` (an m x m symmetric doubly stochastic matrix, exact) or ``spectral=(lo, hi)`` (every such W with
     nonunit eigenvalues in [lo, hi], a relaxation). ``sigma_g`` / ``B`` None drop the assumption. A problem whose
@@ -183,7 +226,7 @@ def worst_case(algorithm: str, m: int, K: int, T: int, eta: float, L: float = 1.
     or whose primal or dual residuals, proof reconstruction or duality gap exceed the tolerances, raises
     :class:`PEPSolveError`: never a number.
     """
-    _check(algorithm, m, K, T, eta, L, Delta, sigma_g, B, rho, Q, gap, heterogeneity_at)
+    _check(algorithm, m, K, T, eta, L, Delta, sigma_g, B, rho, Q, gap, heterogeneity_at, lam_pen)
     mixing = as_mixing(W, spectral)
     if isinstance(mixing, ExplicitMixing) and mixing.m != m:
         raise ValueError(f"W is {mixing.m} x {mixing.m} but m = {m}; give an m x m matrix")
@@ -194,8 +237,9 @@ def worst_case(algorithm: str, m: int, K: int, T: int, eta: float, L: float = 1.
                          f"expected ~{size.expected_seconds:.0f} s (limits: Gram <= {MAX_GRAM}, {max_seconds:.0f} s); "
                          "reduce m, K or T (about m (T (K + 1))^2 constraints, solve time ~ constraints^2)")
     settings = dict(algorithm=algorithm, m=m, K=K, T=T, eta=eta, L=L, Delta=Delta, sigma_g=sigma_g, B=B, rho=rho,
-                    Q=Q, gap=gap, heterogeneity_at=heterogeneity_at, mixing=mixing.describe())
-    problem = _build(algorithm, m, K, T, eta, L, Delta, mixing, sigma_g, B, rho, Q, gap, heterogeneity_at)
+                    Q=Q, gap=gap, heterogeneity_at=heterogeneity_at, mixing=mixing.describe(), lam_pen=lam_pen,
+                    metric=METRICS[algorithm])
+    problem = _build(algorithm, m, K, T, eta, L, Delta, mixing, sigma_g, B, rho, Q, gap, heterogeneity_at, lam_pen)
     return _solve(problem, solver, size, settings, ACCEPTED_STATUSES[:1] if strict else ACCEPTED_STATUSES)
 
 
@@ -206,7 +250,7 @@ def _mean(points):
     return (1 / len(points)) * _sum(points)
 
 
-def _build(algorithm, m, K, T, eta, L, Delta, mixing, sigma_g, B, rho, Q, gap, heterogeneity_at):
+def _build(algorithm, m, K, T, eta, L, Delta, mixing, sigma_g, B, rho, Q, gap, heterogeneity_at, lam_pen=None):
     from PEPit import PEP, Expression, Point
     from PEPit.functions import SmoothFunction
 
@@ -214,15 +258,25 @@ def _build(algorithm, m, K, T, eta, L, Delta, mixing, sigma_g, B, rho, Q, gap, h
     fs = [problem.declare_function(SmoothFunction, L=L) for _ in range(m)]
     x0 = problem.set_initial_point()
     x = [x0] * m
-    averages = []  # (x_bar^t, grad f(x_bar^t), f(x_bar^t)) for t = 0..T-1
+    admm = algorithm in ADMM
+    sam = algorithm in SAM and rho
+    duals = [None] * m  # DFedADMM's ghat_i^{t-1} (None: the initial 0)
+    averages = []  # (metric point p^t, [grad f_i(p^t)], grad f(p^t), f(p^t)) for t = 0..T-1
     consensus = []  # spectral class: (X_s, Y_s) deviation lists of every consensus step
+    xbar_prev = None
     for t in range(T):
         xbar = _mean(x)
-        oracles = [fs[i].oracle(xbar) for i in range(m)]
+        point = xbar
+        if admm and t > 0:  # w^t = x_bar^t + ((1 - gamma)/gamma)(x_bar^t - x_bar^{t-1}); w^0 = x_bar^0
+            gamma = admm_gamma(eta, lam_pen, K)
+            if gamma != 1:
+                point = xbar + ((1 - gamma) / gamma) * (xbar - xbar_prev)
+        oracles = [fs[i].oracle(point) for i in range(m)]
         gbar = _mean([g for g, _ in oracles])
         fbar = (1 / m) * _sum([f for _, f in oracles]) if m > 1 else oracles[0][1]
-        averages.append((xbar, [g for g, _ in oracles], gbar, fbar))
-        problem.set_performance_metric(gbar ** 2)
+        averages.append((point, [g for g, _ in oracles], gbar, fbar))
+        if METRICS[algorithm] == "min":
+            problem.set_performance_metric(gbar ** 2)
         if t == T - 1:
             break
         z = []
@@ -230,10 +284,21 @@ def _build(algorithm, m, K, T, eta, L, Delta, mixing, sigma_g, B, rho, Q, gap, h
             y = x[i]
             for _ in range(K):
                 g = fs[i].gradient(y)
-                if algorithm == "dfedsam-unnormalized" and rho:
+                if sam:
                     g = fs[i].gradient(y + rho * g)
+                if admm:  # eq. (6): the gradient of the augmented Lagrangian L_i(., x_i^t, ghat_i^{t-1})
+                    if duals[i] is not None:
+                        g = g - duals[i]
+                    if y is not x[i]:
+                        g = g + (1 / lam_pen) * (y - x[i])
                 y = y - eta * g
+            if admm:  # lines 15-16: new dual; the message uses the OLD dual
+                old = duals[i]
+                duals[i] = (-1 / lam_pen) * (y - x[i]) if old is None else old - (1 / lam_pen) * (y - x[i])
+                if old is not None:
+                    y = y - lam_pen * old
             z.append(y)
+        xbar_prev = xbar
         if isinstance(mixing, ExplicitMixing):
             WQ = mixing.power(Q)
             x = []
@@ -250,6 +315,8 @@ def _build(algorithm, m, K, T, eta, L, Delta, mixing, sigma_g, B, rho, Q, gap, h
                 consensus.append(([zi - zbar for zi in z], d))
                 z = [zbar + di for di in d]
             x = z
+    if METRICS[algorithm] == "average":
+        problem.set_performance_metric((1 / T) * _sum([gbar ** 2 for _, _, gbar, _ in averages]))
 
     # f(x^0) - f* <= Delta
     _, _, g0, f0 = averages[0]

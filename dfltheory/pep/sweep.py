@@ -45,8 +45,9 @@ def sweep(name: str, values, algorithm: str, m: int, K: int, T: int, eta: float,
             r = worst_case(algorithm, m, K, int(v), eta, W=W, spectral=spectral, **kw)
             at = lam
         c = compare(r, at)
-        rows.append(dict(name=name, value=v, worst_case=r.value, bound=c["bound"], ratio=c["ratio"],
-                         finding=c["finding"], reason=c["reason"], seconds=r.seconds, status=r.status))
+        rows.append(dict(name=name, value=v, worst_case=r.value, theorem=c["theorem"], bound=c["bound"],
+                         ratio=c["ratio"], finding=c["finding"], reason=c["reason"], seconds=r.seconds,
+                         status=r.status))
     return rows
 
 
@@ -62,10 +63,10 @@ def plot(rows: list[dict], path, title: str = "") -> None:
     ax.plot(xs, [r["worst_case"] for r in rows], "o-", label="PEP worst case")
     bounds = [(x, r["bound"]) for x, r in zip(xs, rows) if r["bound"] is not None]
     if bounds:
-        ax.plot(*zip(*bounds), "s--", label="dfedsam.thm4.1 (sigma_l = 0)")
+        ax.plot(*zip(*bounds), "s--", label=f"{rows[0]['theorem']} (sigma_l = 0)")
     ax.set_yscale("log")
     ax.set_xlabel(rows[0]["name"] if rows else "")
-    ax.set_ylabel("min_t ||grad f(x_bar^t)||^2")
+    ax.set_ylabel("worst case of the theorem's quantity")
     ax.set_title(title, fontsize=8)
     ax.legend(fontsize=8)
     fig.tight_layout()

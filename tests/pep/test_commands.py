@@ -93,3 +93,13 @@ def test_variants_of_the_theorem_are_compared(capsys):
     ids = {v["theorem"] for v in d["variants"]}
     assert code == 0 and "dfedsam.thm4.1.tight" in ids and "dfedsam.thm4.1.E2" not in ids  # E2 models Q = 1 only
     assert all(v["bound"] > d["worst_case"] for v in d["variants"])
+
+
+def test_dfedadmm_average_metric_and_its_theorem(capsys):
+    code, out, _ = run(capsys, "pep", "dfedadmm", "--K", "2", "--T", "2", "--eta", "0.005",
+                       "--set", "lam_pen=0.01", "sigma_g=1", "B=2", "--lambda", "0.5", "--json")
+    d = json.loads(out)
+    assert code == 0 and d["theorem"] == "dfedadmm.thm1" and d["pep"]["settings"]["metric"] == "average"
+    assert 0 < d["worst_case"] < d["bound"] and d["pep"]["settings"]["lam_pen"] == 0.01
+    code, _, err = run(capsys, "pep", "dfedadmm", "--T", "2", "--eta", "0.1", "--lambda", "0.5")
+    assert code == 2 and "needs the ADMM penalty lam_pen" in err
