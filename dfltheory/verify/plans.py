@@ -52,6 +52,7 @@ class PaperPlan:
     pushsum: bool = False  # C, q, delta from the push-sum lemma and from the measured graph sequence
     rate: str | None = None  # the corollary whose schedule gives the rate in T
     config: Mapping[str, str] = field(default_factory=dict)  # symbol -> run option it sets (besides eta -> lr)
+    untestable: Mapping[str, str] = field(default_factory=dict)  # main theorem -> why training cannot test it
 
     def target(self, theorem: str) -> Target:
         for t in self.targets:
@@ -94,6 +95,10 @@ PLANS: dict[str, PaperPlan] = {
         symbols={"beta": 0.5, "lam_pen": 0.05, "lam_pen_inv": 20.0, "Delta0": 0.0},
         config={"beta": "beta", "lam_pen": "lam_pen"},
         topologies=UNDIRECTED,
+        untestable={"dfedcata.thm2": (
+            "Theorem 2's printed formula is lost (seed L67-70, card §6.5): the catalog holds a Hardt-type template "
+            "whose topology factor Gamma_lam has no formula in the paper, for the decaying step c/(tK + k) and a "
+            "loss bounded by U; no number can be compared with a measured stability gap")},
         targets=(Target("dfedcata.thm1", "dfedcata", "avg_p", {"mode": "B"}, main=True),
                  Target("dfedcata.thm1.consensus", "dfedcata", "avg_p", {"mode": "B"}),
                  Target("dfedcata.thm1.invpen", "dfedcata", "avg_p", {"mode": "B"}),
