@@ -14,7 +14,7 @@ from dfltheory.pep.problem import ALGORITHMS, GAPS, HETEROGENEITY_AT, METRIC_TEX
 
 #: --set names and the worst_case keyword each one sets.
 SETTABLE = {"L": "L", "f0_minus_fstar": "Delta", "Delta": "Delta", "sigma_g": "sigma_g", "B": "B", "rho": "rho",
-            "Q": "Q", "lam_pen": "lam_pen", "sigma_l": None}
+            "Q": "Q", "lam_pen": "lam_pen", "beta": "beta", "sigma_l": None}
 
 EXIT_CODES = """exit codes:
   0  worst case computed (and the bound, where a theorem covers the instance, is above it)
@@ -38,7 +38,8 @@ def register(subparsers) -> None:
                                                    "(default 3)")
     p.add_argument("--eta", type=float, required=True, help="local step size")
     p.add_argument("--set", nargs="+", default=[], metavar="NAME=VALUE",
-                   help="L, f0_minus_fstar (Delta), sigma_g, B, rho, Q, lam_pen (DFedADMM's penalty, required there) "
+                   help="L, f0_minus_fstar (Delta), sigma_g, B, rho, Q, lam_pen (DFedADMM's and DFedCata's penalty), "
+                        "beta (DFedCata's extrapolation) "
                         "(default L=1 f0_minus_fstar=1 rho=0 Q=1; sigma_g and B are not imposed unless given; "
                         "sigma_l must be 0)")
     mix = p.add_mutually_exclusive_group(required=True)
@@ -137,7 +138,7 @@ def run(args) -> int:
         print(json.dumps(jsonable({"mixing": source, **cmp, "pep": result.to_dict()}), indent=1))
         return code
     s = result.settings
-    penalty = f", lam_pen = {s['lam_pen']:g}" if s.get("lam_pen") is not None else ""
+    penalty = "".join(f", {k} = {s[k]:g}" for k in ("lam_pen", "beta") if s.get(k) is not None)
     print(f"{args.algorithm}: m = {m}, K = {s['K']}, T = {s['T']}, Q = {s['Q']}, eta = {s['eta']:g}, L = {s['L']:g}, "
           f"Delta = {s['Delta']:g}, sigma_g = {s['sigma_g']}, B = {s['B']}, rho = {s['rho']:g}{penalty}; {source}, "
           f"lambda = {lam:.6g}")
@@ -148,11 +149,12 @@ def run(args) -> int:
         print(f"  {cmp['theorem']} at sigma_l = 0: no bound ({cmp['reason']})")
     else:
         print(f"  {cmp['theorem']} at sigma_l = 0, rho = {s['rho']:g}: {cmp['bound']:.6g}   ratio bound / worst case = "
-              f"{cmp['ratio']:.4g}")
+              f"{cmp['ratio']:.4g}" + (f"   ({cmp['reason']})" if "xi_weight" in cmp else ""))
         for name, v in cmp["terms"].items():
             print(f"    {name:>14} = {v:.6g}")
     for v in cmp["variants"]:
         text = f"{v['bound']:.6g}   ratio {v['ratio']:.4g}" if v["bound"] is not None else f"no bound ({v['reason']})"
+        text += f"   ({v['reason']})" if "xi_weight" in v else ""
         print(f"  variant {v['theorem']:<36} {text}" + ("   <- BELOW the worst case" if v["finding"] else ""))
     if cmp["finding"]:
         print("  a bound is BELOW the PEP worst case: a candidate counter-example (the PEP relaxes the class; "

@@ -66,6 +66,10 @@ class ExplicitMixing:
     def describe(self) -> str:
         return f"explicit W ({self.m} x {self.m}, lambda = {self.lam():.6g})"
 
+    def args(self) -> dict:
+        """worst_case's keyword for this mixing, JSON-safe."""
+        return {"W": self.W.tolist()}
+
 
 @dataclass(frozen=True)
 class SpectralClass:
@@ -91,6 +95,10 @@ class SpectralClass:
 
     def lam(self) -> float:
         return max(abs(self.lo), abs(self.hi))
+
+    def args(self) -> dict:
+        """worst_case's keyword for this mixing, JSON-safe."""
+        return {"spectral": [self.lo, self.hi]}
 
     def describe(self) -> str:
         return (f"spectral class: every symmetric doubly stochastic W with nonunit eigenvalues in "

@@ -61,7 +61,7 @@ import numpy as np
 
 from dfltheory.pep.mixing import ExplicitMixing, SpectralClass, as_mixing
 
-__all__ = ["ACCEPTED_STATUSES", "ALGORITHMS", "GAPS", "HETEROGENEITY_AT", "METRICS", "PEPResult", "PEPSolveError",
+__all__ = ["ACCEPTED_STATUSES", "ALGORITHMS", "ADMM", "CATA", "GAPS", "HETEROGENEITY_AT", "METRICS", "PEPResult", "PEPSolveError",
            "Size", "admm_gamma", "estimate_size", "worst_case", "MAX_GRAM", "MAX_SECONDS"]
 
 #: algorithm -> (gradient queries per local step, description)
@@ -75,15 +75,21 @@ ALGORITHMS = {
                     "ghat_old, then Q gossip steps (needs lam_pen)"),
     "dfedadmm-sam-unnormalized": (2, "DFedADMM-SAM with the unnormalized ascent step y + rho grad f_i(y), the step "
                                      "its proof analyses (the box's normalized step is not expressible in a PEP)"),
+    "dfedcata-a": (1, "DFedCata reading A (the public code): K steps on f_i + (lam_pen/2)||x - y_i||^2, then "
+                      "y = a + beta (a - x_K), a = W^Q x_K (needs lam_pen, beta)"),
+    "dfedcata-b": (1, "DFedCata reading B (the proof): the same local steps, then y = a + beta (a - a_prev), "
+                      "Catalyst's consecutive extrapolation (needs lam_pen, beta)"),
 }
 #: algorithm -> the quantity bounded: 'min' of ||grad f(x_bar^t)||^2 over t < T, or the 'average' over t < T of
 #: ||grad f(w^t)||^2 at the theorem's auxiliary sequence (card dfedadmm §2, §6.1 Lemma 9).
 METRICS = {"dpsgd": "min", "dfedavg": "min", "dfedavg-mgs": "min", "dfedsam-unnormalized": "min",
-           "dfedadmm": "average", "dfedadmm-sam-unnormalized": "average"}
+           "dfedadmm": "average", "dfedadmm-sam-unnormalized": "average", "dfedcata-a": "average",
+           "dfedcata-b": "average"}
 METRIC_TEXT = {"min": "min_t ||grad f(x_bar^t)||^2",
-               "average": "(1/T) sum_t ||grad f(w^t)||^2, w^t = x_bar^t + ((1-gamma)/gamma)(x_bar^t - x_bar^{t-1})"}
+               "average": "(1/T) sum_t ||grad f(p^t)||^2 at the theorem's auxiliary sequence p^t"}
 SAM = ("dfedsam-unnormalized", "dfedadmm-sam-unnormalized")
 ADMM = ("dfedadmm", "dfedadmm-sam-unnormalized")
+CATA = ("dfedcata-a", "dfedcata-b")
 GAPS = ("fstar", "last")
 HETEROGENEITY_AT = ("averages", "all")
 
@@ -140,7 +146,7 @@ def admm_gamma(eta: float, lam_pen: float, K: int) -> float:
     return 1.0 - (1.0 - eta / lam_pen) ** K
 
 
-def _check(algorithm, m, K, T, eta, L, Delta, sigma_g, B, rho, Q, gap, heterogeneity_at, lam_pen=None):
+def _check(algorithm, m, K, T, eta, L, Delta, sigma_g, B, rho, Q, gap, heterogeneity_at, lam_pen=None, beta=None):
     if algorithm not in ALGORITHMS:
         raise ValueError(f"unknown algorithm {algorithm!r}; use one of {sorted(ALGORITHMS)}")
     for name, v in (("m", m), ("K", K), ("T", T), ("Q", Q)):
@@ -169,8 +175,16 @@ def _check(algorithm, m, K, T, eta, L, Delta, sigma_g, B, rho, Q, gap, heterogen
             raise ValueError(f"gamma = 1 - (1 - eta/lam_pen)^K is 0 at eta = {eta}, lam_pen = {lam_pen}, K = {K}: "
                              "the auxiliary sequence w^t is undefined; use eta <= lam_pen (dfedadmm.thm1's gamma in "
                              "(0, 1])")
+    elif algorithm in CATA:
+        for name, v, hi in (("lam_pen", lam_pen, math.inf), ("beta", beta, 1.0)):
+            if v is None or isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)):
+                raise ValueError(f"{algorithm} needs {name} (a number), got {v!r}")
+            if not (0 <= v < hi):
+                raise ValueError(f"{name} must be in [0, {hi:g}), got {v!r}")
     elif lam_pen is not None:
-        raise ValueError(f"lam_pen = {lam_pen} only applies to {' and '.join(ADMM)}")
+        raise ValueError(f"lam_pen = {lam_pen} only applies to {', '.join(ADMM + CATA)}")
+    if beta is not None and algorithm not in CATA:
+        raise ValueError(f"beta = {beta} only applies to {' and '.join(CATA)}")
     if gap not in GAPS:
         raise ValueError(f"gap must be one of {GAPS}, got {gap!r}")
     if gap == "last" and T < 2:
@@ -215,9 +229,14 @@ def estimate_size(algorithm: str, m: int, K: int, T: int, Q: int = 1, spectral: 
 def worst_case(algorithm: str, m: int, K: int, T: int, eta: float, L: float = 1.0, Delta: float = 1.0, *,
                W=None, spectral=None, sigma_g: float | None = None, B: float | None = None, rho: float = 0.0,
                Q: int = 1, gap: str = "fstar", heterogeneity_at: str = "averages", lam_pen: float | None = None,
-               solver: str = "CLARABEL", max_seconds: float = MAX_SECONDS, strict: bool = False) -> PEPResult:
+               beta: float | None = None, xi_weight: float = 0.0, solver: str = "CLARABEL",
+               max_seconds: float = MAX_SECONDS, strict: bool = False) -> PEPResult:
     """Worst case of the quantity :data:`METRICS` names for ``algorithm`` (min_{t<T} ||grad f(x_bar^t)||^2, or the
-    average over t < T of ||grad f(w^t)||^2 for DFedADMM, whose penalty is ``lam_pen``; see the module docstring).
+    average over t < T of ||grad f(w^t)||^2 for DFedADMM, whose penalty is ``lam_pen``, or of ||grad f(p^t)||^2 for
+    DFedCata, penalty ``lam_pen`` and extrapolation ``beta``; see the module docstring). ``xi_weight`` = c > 0
+    (DFedCata only) maximizes the average minus c Xi instead, Xi = (1/T) sum_{t<T} (1/m) sum_i ||y_i^t - y_bar^t||^2
+    the consensus error of the extrapolated round-start points: a bound b + c Xi holds on the instance iff that
+    value is <= b.
 
     Mixing: ``W`` (an m x m symmetric doubly stochastic matrix, exact) or ``spectral=(lo, hi)`` (every such W with
     nonunit eigenvalues in [lo, hi], a relaxation). ``sigma_g`` / ``B`` None drop the assumption. A problem whose
@@ -226,7 +245,10 @@ def worst_case(algorithm: str, m: int, K: int, T: int, eta: float, L: float = 1.
     or whose primal or dual residuals, proof reconstruction or duality gap exceed the tolerances, raises
     :class:`PEPSolveError`: never a number.
     """
-    _check(algorithm, m, K, T, eta, L, Delta, sigma_g, B, rho, Q, gap, heterogeneity_at, lam_pen)
+    _check(algorithm, m, K, T, eta, L, Delta, sigma_g, B, rho, Q, gap, heterogeneity_at, lam_pen, beta)
+    if xi_weight and (algorithm not in CATA or not math.isfinite(xi_weight) or xi_weight < 0):
+        raise ValueError(f"xi_weight = {xi_weight} needs a DFedCata algorithm ({', '.join(CATA)}) and a finite value "
+                         ">= 0")
     mixing = as_mixing(W, spectral)
     if isinstance(mixing, ExplicitMixing) and mixing.m != m:
         raise ValueError(f"W is {mixing.m} x {mixing.m} but m = {m}; give an m x m matrix")
@@ -238,8 +260,9 @@ def worst_case(algorithm: str, m: int, K: int, T: int, eta: float, L: float = 1.
                          "reduce m, K or T (about m (T (K + 1))^2 constraints, solve time ~ constraints^2)")
     settings = dict(algorithm=algorithm, m=m, K=K, T=T, eta=eta, L=L, Delta=Delta, sigma_g=sigma_g, B=B, rho=rho,
                     Q=Q, gap=gap, heterogeneity_at=heterogeneity_at, mixing=mixing.describe(), lam_pen=lam_pen,
-                    metric=METRICS[algorithm])
-    problem = _build(algorithm, m, K, T, eta, L, Delta, mixing, sigma_g, B, rho, Q, gap, heterogeneity_at, lam_pen)
+                    beta=beta, xi_weight=xi_weight, metric=METRICS[algorithm], mixing_args=mixing.args())
+    problem = _build(algorithm, m, K, T, eta, L, Delta, mixing, sigma_g, B, rho, Q, gap, heterogeneity_at, lam_pen,
+                     beta, xi_weight)
     return _solve(problem, solver, size, settings, ACCEPTED_STATUSES[:1] if strict else ACCEPTED_STATUSES)
 
 
@@ -250,27 +273,66 @@ def _mean(points):
     return (1 / len(points)) * _sum(points)
 
 
-def _build(algorithm, m, K, T, eta, L, Delta, mixing, sigma_g, B, rho, Q, gap, heterogeneity_at, lam_pen=None):
-    from PEPit import PEP, Expression, Point
+def _metric_point(algorithm, xbar, prev, eta, lam_pen, K, beta):
+    """The point where the theorem measures the gradient at round t (``prev``: x_bar^{t-1}, None at t = 0).
+
+    DFedADMM: w^t = x_bar^t + ((1 - gamma)/gamma)(x_bar^t - x_bar^{t-1}) (card dfedadmm Lemma 9); DFedCata reading
+    B: p^t = a_bar^t + beta/(1 - beta)(a_bar^t - a_bar^{t-1}) (card dfedcata Lemma 6; reading A: p^t = a_bar^t, the
+    engine's ``_cata_aux``); the DFedAvg family: x_bar^t. At t = 0 every one is x^0 (x_bar^{-1} = x_bar^0)."""
+    if prev is None:
+        return xbar
+    if algorithm in ADMM:
+        gamma = admm_gamma(eta, lam_pen, K)
+        return xbar if gamma == 1 else xbar + ((1 - gamma) / gamma) * (xbar - prev)
+    if algorithm == "dfedcata-b" and beta:
+        return xbar + (beta / (1 - beta)) * (xbar - prev)
+    return xbar
+
+
+def _gossip(mixing, z, Q, consensus):
+    """Q gossip steps on the messages z: W^Q z with an explicit W, or new points under the spectral class's
+    constraints (each step's deviations appended to ``consensus``)."""
+    from PEPit import Point
+
+    m = len(z)
+    if isinstance(mixing, ExplicitMixing):
+        WQ = mixing.power(Q)
+        out = []
+        for i in range(m):  # equal rows (to 1e-12) give the same point: no duplicate the SDP must reconcile
+            same = next((j for j in range(i) if np.allclose(WQ[i], WQ[j], rtol=0, atol=1e-12)), None)
+            out.append(out[same] if same is not None else _combine(WQ[i], z))
+        return out
+    for _ in range(Q):
+        zbar = _mean(z)
+        if m == 1:
+            break
+        d = [Point() for _ in range(m - 1)]
+        d.append(-1 * _combine(np.ones(m - 1), d))
+        consensus.append(([zi - zbar for zi in z], d))
+        z = [zbar + di for di in d]
+    return z
+
+
+def _build(algorithm, m, K, T, eta, L, Delta, mixing, sigma_g, B, rho, Q, gap, heterogeneity_at, lam_pen=None,
+           beta=None, xi_weight=0.0):
+    from PEPit import PEP, Expression
     from PEPit.functions import SmoothFunction
 
     problem = PEP()
     fs = [problem.declare_function(SmoothFunction, L=L) for _ in range(m)]
     x0 = problem.set_initial_point()
-    x = [x0] * m
-    admm = algorithm in ADMM
+    x = [x0] * m  # round-start points (DFedCata: the extrapolated y_i^t)
+    admm, cata = algorithm in ADMM, algorithm in CATA
     sam = algorithm in SAM and rho
     duals = [None] * m  # DFedADMM's ghat_i^{t-1} (None: the initial 0)
+    agg = agg_prev = [x0] * m  # DFedCata's A^t and A^{t-1} (A^{-1} = A^0 = x^0)
     averages = []  # (metric point p^t, [grad f_i(p^t)], grad f(p^t), f(p^t)) for t = 0..T-1
     consensus = []  # spectral class: (X_s, Y_s) deviation lists of every consensus step
-    xbar_prev = None
+    xi = []  # DFedCata: (1/m) sum_i ||y_i^t - y_bar^t||^2 for t = 1..T-1 (0 at t = 0)
+    prev = None
     for t in range(T):
-        xbar = _mean(x)
-        point = xbar
-        if admm and t > 0:  # w^t = x_bar^t + ((1 - gamma)/gamma)(x_bar^t - x_bar^{t-1}); w^0 = x_bar^0
-            gamma = admm_gamma(eta, lam_pen, K)
-            if gamma != 1:
-                point = xbar + ((1 - gamma) / gamma) * (xbar - xbar_prev)
+        xbar = _mean(agg) if cata else _mean(x)  # DFedCata's x_bar is the aggregated mean a_bar^t (Lemma 4)
+        point = _metric_point(algorithm, xbar, prev, eta, lam_pen, K, beta)
         oracles = [fs[i].oracle(point) for i in range(m)]
         gbar = _mean([g for g, _ in oracles])
         fbar = (1 / m) * _sum([f for _, f in oracles]) if m > 1 else oracles[0][1]
@@ -291,6 +353,8 @@ def _build(algorithm, m, K, T, eta, L, Delta, mixing, sigma_g, B, rho, Q, gap, h
                         g = g - duals[i]
                     if y is not x[i]:
                         g = g + (1 / lam_pen) * (y - x[i])
+                if cata and lam_pen and y is not x[i]:  # the Moreau-envelope penalty (lam_pen/2)||y - y_i^t||^2
+                    g = g + lam_pen * (y - x[i])
                 y = y - eta * g
             if admm:  # lines 15-16: new dual; the message uses the OLD dual
                 old = duals[i]
@@ -298,25 +362,21 @@ def _build(algorithm, m, K, T, eta, L, Delta, mixing, sigma_g, B, rho, Q, gap, h
                 if old is not None:
                     y = y - lam_pen * old
             z.append(y)
-        xbar_prev = xbar
-        if isinstance(mixing, ExplicitMixing):
-            WQ = mixing.power(Q)
-            x = []
-            for i in range(m):  # equal rows (to 1e-12) give the same point: no duplicate the SDP must reconcile
-                same = next((j for j in range(i) if np.allclose(WQ[i], WQ[j], rtol=0, atol=1e-12)), None)
-                x.append(x[same] if same is not None else _combine(WQ[i], z))
+        prev = xbar
+        mixed = _gossip(mixing, z, Q, consensus)
+        if cata:  # Nesterov extrapolation: A around X_K (pre/post-aggregation) or B around A^{t-1} (consecutive)
+            agg_prev, agg = agg, mixed
+            base = z if algorithm == "dfedcata-a" else agg_prev
+            x = [a if b is a else a + beta * (a - b) for a, b in zip(agg, base)]
+            ybar = _mean(x)
+            xi.append((1 / m) * _sum([(yi - ybar) ** 2 for yi in x]))
         else:
-            for _ in range(Q):
-                zbar = _mean(z)
-                if m == 1:
-                    break
-                d = [Point() for _ in range(m - 1)]
-                d.append(-1 * _combine(np.ones(m - 1), d))
-                consensus.append(([zi - zbar for zi in z], d))
-                z = [zbar + di for di in d]
-            x = z
+            x = mixed
     if METRICS[algorithm] == "average":
-        problem.set_performance_metric((1 / T) * _sum([gbar ** 2 for _, _, gbar, _ in averages]))
+        objective = (1 / T) * _sum([gbar ** 2 for _, _, gbar, _ in averages])
+        if xi_weight and xi:  # metric - c Xi, Xi = (1/T) sum_{t<T} (1/m) sum_i ||y_i^t - y_bar^t||^2
+            objective = objective - (xi_weight / T) * _sum(xi)
+        problem.set_performance_metric(objective)
 
     # f(x^0) - f* <= Delta
     _, _, g0, f0 = averages[0]

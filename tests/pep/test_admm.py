@@ -63,7 +63,7 @@ def simulate_admm(a, c, x0, W, K, T, eta, lam_pen, rho=0.0):
     (2, "dfedadmm-sam-unnormalized", 0.2, 0.4, 0.1)])
 def test_pep_value_bounds_a_concrete_admm_run(seed, algorithm, eta, lam_pen, rho):
     rng = np.random.default_rng(seed)
-    m, K, T, L = 3, 2, 3, 1.0
+    m, K, T, L = 3, 2, 2, 1.0
     a = rng.uniform(0.2, 1.0, m) * L
     c = rng.normal(size=(m, 2))
     x0 = rng.normal(size=2) * 2
@@ -84,7 +84,7 @@ def test_one_round_is_two_L_delta_and_more_rounds_help():
 
 
 def test_class_value_bounds_its_explicit_W():
-    kw = dict(m=3, K=2, T=3, eta=0.2, sigma_g=1.0, B=2.0, lam_pen=0.4)
+    kw = dict(m=3, K=2, T=2, eta=0.2, sigma_g=1.0, B=2.0, lam_pen=0.4)
     explicit = worst_case("dfedadmm", W=W_RING, **kw).value  # eigenvalues 1, 0.25, 0.25
     cls = worst_case("dfedadmm", spectral=(-0.5, 0.5), **kw).value
     assert explicit <= cls * (1 + 1e-4), (explicit, cls)
@@ -98,11 +98,11 @@ def test_sam_rho_zero_is_dfedadmm():
 
 def test_theorem_bound_above_worst_case_under_its_conditions():
     """eta <= 1/(96 K L), eta <= lam_pen <= K eta: dfedadmm.thm1 applies and must lie above the worst case."""
-    r = worst_case("dfedadmm", 3, 2, 3, 0.005, W=W_lam(3, 0.5), sigma_g=1.0, B=2.0, lam_pen=0.01)
+    r = worst_case("dfedadmm", 3, 2, 2, 0.005, W=W_lam(3, 0.5), sigma_g=1.0, B=2.0, lam_pen=0.01)
     c = compare(r, 0.5)
     assert c["theorem"] == "dfedadmm.thm1" and c["bound"] > r.value and not c["finding"]
     assert [v["theorem"] for v in c["variants"]] == ["dfedadmm.thm1.dfedadmm"]
-    s = worst_case("dfedadmm-sam-unnormalized", 3, 2, 3, 0.005, W=W_lam(3, 0.5), sigma_g=1.0, B=2.0, lam_pen=0.01,
+    s = worst_case("dfedadmm-sam-unnormalized", 3, 2, 2, 0.005, W=W_lam(3, 0.5), sigma_g=1.0, B=2.0, lam_pen=0.01,
                    rho=0.05)
     cs = compare(s, 0.5)
     assert {v["theorem"] for v in cs["variants"]} == {"dfedadmm.thm1.corrected", "dfedadmm.thm1.normalized"}

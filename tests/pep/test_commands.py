@@ -103,3 +103,10 @@ def test_dfedadmm_average_metric_and_its_theorem(capsys):
     assert 0 < d["worst_case"] < d["bound"] and d["pep"]["settings"]["lam_pen"] == 0.01
     code, _, err = run(capsys, "pep", "dfedadmm", "--T", "2", "--eta", "0.1", "--lambda", "0.5")
     assert code == 2 and "needs the ADMM penalty lam_pen" in err
+
+
+def test_dfedcata_reading_b_with_its_consensus_reading(capsys):
+    code, out, _ = run(capsys, "pep", "dfedcata-b", "--K", "2", "--T", "2", "--eta", "0.05",
+                       "--set", "lam_pen=1", "beta=0.3", "sigma_g=1", "--lambda", "0.5")
+    assert code == 0 and "dfedcata.thm1 at sigma_l = 0" in out and "variant dfedcata.thm1.consensus" in out
+    assert "minus" in out and "beta = 0.3" in out
