@@ -22,7 +22,8 @@ def register(subparsers) -> None:
     p.add_argument("--data-seed", type=int, default=None, help="seed of the problem: the data, the partition, "
                    "the initial model and a random graph (default: --seed); runs differing in --seed alone then "
                    "differ only in the minibatches")
-    p.add_argument("--n", type=int, default=10, help="number of clients m")
+    p.add_argument("--clients", "--n", dest="n", type=int, default=10, help="number of clients m (--n is an alias; "
+                   "under torchrun write --clients: torchrun's parser takes --n for an abbreviation of its own options)")
     p.add_argument("--partition", default="dirichlet", choices=("dirichlet", "pathological", "iid"))
     p.add_argument("--alpha", type=float, default=0.3, help="Dirichlet concentration")
     p.add_argument("--classes-per-client", type=int, default=2)
@@ -75,6 +76,9 @@ def register(subparsers) -> None:
     run.add_argument("--no-local-eval", dest="local_eval", action="store_false",
                      help="skip the per-client test accuracy (m forward passes of the test set)")
     run.add_argument("--device", default="cpu")
+    run.add_argument("--nproc", type=int, default=None, help="split the clients over this many processes "
+                     "(torch.distributed: gloo on CPU, NCCL with --device cuda); under torchrun, its --nproc-per-node "
+                     "instead. See docs/empirical.md")
     run.add_argument("--client-chunk", type=int, default=None, help="vmap over this many clients at a time "
                      "(less GPU memory for large models)")
     run.add_argument("--threads", type=int, default=None, help="torch CPU threads (1 avoids oversubscription on "
@@ -95,11 +99,19 @@ def parse_data_params(text: str | None) -> dict:
 
 
 def _train(args) -> int:
+    import os
+
+    from dfltheory.empirical import distributed
     from dfltheory.empirical.runner import run
 
     cfg = {k: v for k, v in vars(args).items() if k not in ("func", "command")}
     cfg["data_params"] = parse_data_params(args.data_params)
-    summary = run(cfg, resume=args.resume)
+    if args.nproc is not None and args.nproc < 1:
+        raise ValueError(f"--nproc must be an integer >= 1, got {args.nproc}")
+    several = "WORLD_SIZE" in os.environ or (args.nproc or 1) > 1
+    summary = distributed.run(cfg, resume=args.resume) if several else run(cfg, resume=args.resume)
+    if summary is None:  # a torchrun rank other than 0: rank 0 reports
+        return 0
     last = summary["last"] or {}
     shown = {k: last[k] for k in ("round", "train_loss", "grad_norm_sq", "consensus", "test_acc", "test_loss")
              if k in last}

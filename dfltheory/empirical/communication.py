@@ -100,6 +100,9 @@ class CommContext:
     losses: Callable[[torch.Tensor], torch.Tensor] | None = None  # stacked models -> each client's minibatch loss
     sent: int = 0
     extra: dict = field(default_factory=dict)
+    # (W, rows) -> the product W @ X for these rows: :func:`mix` here, the row exchange of a distributed engine
+    # (:mod:`dfltheory.empirical.distributed`), where the state holds one contiguous block of clients
+    mixer: Callable[[torch.Tensor, torch.Tensor], torch.Tensor] = mix
 
     def W(self, q: int = 0) -> torch.Tensor:
         if self.mixing is None:
@@ -130,7 +133,7 @@ class gossip(CommRule):
 
     def apply(self, state, cstate, ctx):
         W = ctx.W()
-        state["x"] = mix(W, state["x"])
+        state["x"] = ctx.mixer(W, state["x"])
         ctx.sent += links(W)
 
 
@@ -153,7 +156,7 @@ class multi_gossip(CommRule):
         x = state["x"]
         for q in range(self.Q):
             W = ctx.W(q if self.fresh else 0)
-            x = mix(W, x)
+            x = ctx.mixer(W, x)
             ctx.sent += links(W)
         state["x"] = x
 
@@ -185,7 +188,7 @@ class nesterov_extrapolation(CommRule):
 
     def apply(self, state, cstate, ctx):
         W = ctx.W()
-        a = mix(W, state["x"])
+        a = ctx.mixer(W, state["x"])
         state["x"] = self._extrapolate(a, state["x"], cstate["agg"])
         cstate["agg_mean_prev"], cstate["agg_mean"] = cstate["agg_mean"], a.mean(0)
         cstate["agg"] = a
@@ -223,9 +226,9 @@ class push_sum(CommRule):
 
     def apply(self, state, cstate, ctx):
         P = self.matrix(state, ctx)
-        mixed = mix(P, state["x"])
+        mixed = ctx.mixer(P, state["x"])
         state["x"] = mixed if ctx.shared is None else torch.where(ctx.shared, mixed, state["x"])
-        state["ps_weight"] = mix(P, state["ps_weight"])
+        state["ps_weight"] = ctx.mixer(P, state["ps_weight"])
         ctx.sent += links(P)
 
 

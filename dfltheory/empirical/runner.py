@@ -33,7 +33,7 @@ DEFAULT_MODEL = {"digits": "mlp", "synthetic-quadratic": "linear", "synthetic-lo
                  "fashion-mnist": "mlp", "cifar10": "cnn", "cifar100": "resnet18"}
 ALGO_KEYS = ("rho", "Q", "momentum", "lam", "lam_pen", "beta", "mode", "mu", "participation", "weight_decay",
              "clip", "fresh_gossip", "K_v", "lr_v", "personal")
-VOLATILE = ("rounds", "device", "progress", "client_chunk", "threads")  # may change on --resume
+VOLATILE = ("rounds", "device", "progress", "client_chunk", "threads", "nproc")  # may change on --resume
 INF = math.inf
 # float options of `train`: (low, low included, high, high included, meaning)
 FLOAT_OPTIONS = {
@@ -324,9 +324,10 @@ def train(engine: Engine, evaluator: Evaluator, out, rounds: int, *, config: dic
     return summary
 
 
-def run(cfg: dict, resume: bool = False) -> dict:
+def run(cfg: dict, resume: bool = False, wrap=None) -> dict:
     """Build from ``cfg`` and train into ``cfg['out']`` (``cfg['threads']``: torch CPU threads; the count used is
-    stored in config.json). Prints :func:`admm_step_warning` to stderr where it applies."""
+    stored in config.json). Prints :func:`admm_step_warning` to stderr where it applies. ``wrap(engine)`` replaces the
+    engine before training (rank 0 of a distributed run: :mod:`dfltheory.empirical.distributed`)."""
     from dfltheory.cli import output_dir
 
     check_options(cfg)
@@ -338,6 +339,8 @@ def run(cfg: dict, resume: bool = False) -> dict:
            "data_params": dict(cfg.get("data_params") or {})}  # stored resolved in config.json
     try:
         engine, evaluator = build(cfg)
+        if wrap is not None:
+            engine = wrap(engine)
     except BaseException:
         if new and not any(out.iterdir()):
             out.rmdir()  # leave no empty run directory behind a run that never started

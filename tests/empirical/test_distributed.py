@@ -1,0 +1,161 @@
+"""The engine on 2 gloo ranks gives the single-process trajectories (float64, 1e-12); runs resume across the two."""
+
+import json
+
+import pytest
+import torch
+import torch.multiprocessing as mp
+
+from dfltheory import cli
+from dfltheory.empirical import distributed as D
+from dfltheory.empirical import runner
+from dfltheory.empirical.engine import Engine
+
+BASE = {"dataset": "synthetic-logistic", "n": 6, "topology": "ring", "K": 2, "lr": 0.1, "batch_size": 4, "seed": 5,
+        "data_params": {"dim": 5, "n_per_client": 12, "n_test_per_client": 4}}
+PUSH = {"topology": "random", "weights": "push-sum", "topology_params": "k=2"}
+CASES = {  # every algorithm the distributed engine splits, on the mixing paths it takes
+    "dpsgd": {},
+    "dfedavg": {"sparse": True},  # W as CSR
+    "dfedavgm": {"topology": "exponential"},
+    "dfedsam": {"rho": 0.05},
+    "dfedsam-mgs": {"Q": 2, "fresh_gossip": True, "topology": "random", "weights": "uniform", "topology_params": "k=2"},
+    "dfedadmm": {"lam": 1.0},
+    "dfedadmm-sam": {"lam": 1.0},
+    "dfedcata": {"mode": "B", "weights": "lazy-metropolis"},
+    "sgp": PUSH,
+    "dfedsgpsm": PUSH,
+    "dfedsgpsm-s": {"topology": "neighbour-selection", "topology_params": "k=2"},
+    "dfedpgp": {**PUSH, "model": "mlp"},
+}
+ROUNDS = 3
+
+
+def cfg_of(algo):
+    return {**BASE, "algo": algo, **CASES[algo]}
+
+
+def engine64(cfg) -> Engine:
+    """The engine runner.build makes for ``cfg``, in float64."""
+    e, _ = runner.build(cfg)
+    e.model.module.double()
+    return Engine(e.model, e.data, e.algo, e.mixing, K=cfg["K"], lr=cfg["lr"], batch_size=cfg["batch_size"],
+                  seed=cfg["seed"])
+
+
+def snapshot(e: Engine) -> dict:
+    return {"state": {k: v.clone() for k, v in e.state.items()},
+            "cstate": {k: v.clone() for k, v in e.cstate.items()}, "x_bar": e.x_bar().clone(),
+            "aux": {k: v.clone() for k, v in e.aux_points().items()}, "sent": e.sent}
+
+
+def trajectories(rank, world, port, path):
+    """On ``world`` gloo ranks: every case for ROUNDS rounds, rank 0 saving the gathered state after each round."""
+    import os
+
+    os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port))
+    torch.set_num_threads(1)
+    D.init(rank, world)
+    out = {}
+    for algo in CASES:
+        d = D.DistributedEngine(engine64(cfg_of(algo)))
+        steps = []
+        for _ in range(ROUNDS):
+            d.round()
+            if rank == 0:
+                steps.append(snapshot(d.engine))
+        out[algo] = (steps, d.floats_sent)
+    sent = torch.tensor([out[a][1] for a in CASES], dtype=torch.float64)
+    torch.distributed.reduce(sent, dst=0)
+    if rank == 0:
+        torch.save({a: (out[a][0], float(s)) for a, s in zip(CASES, sent)}, path)
+    torch.distributed.destroy_process_group()
+
+
+def max_diff(a, b) -> float:
+    if isinstance(a, dict):
+        assert a.keys() == b.keys()
+        return max([max_diff(a[k], b[k]) for k in a], default=0.0)
+    if isinstance(a, torch.Tensor):
+        assert a.shape == b.shape
+        return float((a - b).abs().max())
+    assert a == b
+    return 0.0
+
+
+@pytest.fixture(scope="module")
+def two_ranks(tmp_path_factory):
+    path = tmp_path_factory.mktemp("dist") / "traj.pt"
+    mp.spawn(trajectories, args=(2, D.free_port(), str(path)), nprocs=2)
+    return torch.load(path, weights_only=False)
+
+
+@pytest.mark.parametrize("algo", list(CASES))
+def test_two_ranks_give_the_single_process_trajectory(two_ranks, algo):
+    e = engine64(cfg_of(algo))
+    steps, floats = two_ranks[algo]
+    diffs = []
+    for step in steps:
+        e.round()
+        diffs.append(max_diff(snapshot(e), step))
+    print(f"{algo}: max difference over {ROUNDS} rounds {max(diffs):.2e}")
+    assert max(diffs) <= 1e-12, diffs
+    moved = max_diff(snapshot(e)["state"]["x"], engine64(cfg_of(algo)).state["x"])
+    assert moved > 1e-3  # the comparison is not vacuous: the models moved
+    assert 0 < floats <= e.sent * (e.model.dim + 1)  # rows across the boundary, at most one per edge (+ push-sum's w)
+
+
+def test_rows_sent_are_those_W_needs_across_the_boundary(two_ranks):
+    """A ring of 6 split 3 | 3: each rank needs the 2 boundary rows of the other, per gossip step."""
+    d = engine64(cfg_of("dfedavg")).model.dim
+    assert two_ranks["dfedavg"][1] == ROUNDS * 2 * 2 * d
+    assert two_ranks["dfedsam-mgs"][1] <= ROUNDS * 2 * 6 * d
+
+
+def test_blocks_and_refusals():
+    assert D.blocks(7, 3) == [(0, 3), (3, 5), (5, 7)]
+    with pytest.raises(ValueError, match="at least one client"):
+        D.blocks(2, 3)
+    for algo, extra in (("fedavg", {}), ("dfedcata", {"sequential": True})):
+        e, _ = runner.build({**BASE, "algo": algo, **extra})
+        with pytest.raises(ValueError, match="cannot run on several processes"):
+            D.check_splittable(e.algo, e.sequential)
+
+
+def lines(out):
+    return [json.loads(ln) for ln in (out / "metrics.jsonl").read_text().splitlines()]
+
+
+def close(a, b, tol):
+    assert [r["round"] for r in a] == [r["round"] for r in b]
+    for ra, rb in zip(a, b):
+        assert ra.keys() == rb.keys()
+        for k in ra:
+            assert ra[k] == pytest.approx(rb[k], rel=tol, abs=tol), (ra["round"], k)
+
+
+def test_cli_nproc_metrics_and_resume_across_rank_counts(tmp_path):
+    """`train --nproc 2` resumes a one-process checkpoint (round 1) and writes the single-process metrics and
+    checkpoints; its checkpoint (round 3) resumes in one process; the whole equals the uninterrupted run (float32
+    runs: sums differ at 1e-7)."""
+    args = ["train", "--algo", "dfedadmm", "--dataset", "synthetic-logistic", "--clients", "6", "--K", "2",
+            "--topology", "random", "--weights", "uniform", "--topology-params", "k=2",
+            "--batch-size", "4", "--seed", "5", "--lam", "1", "--no-progress", "--threads", "1",
+            "--checkpoint-every", "1", "--out"]
+    assert cli.main([*args, str(tmp_path / "one"), "--rounds", "4"]) == 0
+    split = [*args, str(tmp_path / "split")]
+    assert cli.main([*split, "--rounds", "1"]) == 0
+    assert cli.main([*split, "--rounds", "3", "--resume", "--nproc", "2"]) == 0
+    assert torch.load(tmp_path / "split" / "checkpoint.pt", weights_only=False)["t"] == 3
+    assert cli.main([*split, "--rounds", "4", "--resume"]) == 0
+    one = lines(tmp_path / "one")
+    assert "grad_norm_sq_w" in one[-1]  # DFedADMM's auxiliary sequence needs x_bar^{t-1}: gathered with the state
+    close(lines(tmp_path / "split"), one, 1e-5)
+    assert json.loads((tmp_path / "split" / "config.json").read_text())["n"] == 6
+
+
+def test_nproc_refuses_what_it_cannot_split(tmp_path, capsys):
+    rc = cli.main(["train", "--algo", "fedavg", "--dataset", "synthetic-logistic", "--clients", "4", "--rounds", "1",
+                   "--out", str(tmp_path / "r"), "--nproc", "2", "--no-progress"])
+    assert rc != 0
+    assert "cannot run on several processes" in capsys.readouterr().err
