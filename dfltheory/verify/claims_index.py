@@ -1,0 +1,321 @@
+"""The index of the cards' §10 testable claims (104 in all): each claim -> the tests (``file::function``) or the
+command that checks it, and its status. ``docs/claims.md`` is generated from :data:`INDEX` by :func:`markdown`
+(``python -m dfltheory.verify.claims_index [CLAIMS_JSON]``), and ``tests/verify/test_claims.py`` checks that every
+test named here exists and that the document is the one this table generates, so the index cannot rot.
+
+Statuses:
+
+* ``asserted``: a test asserts the claim as the card states it;
+* ``in part``: a test asserts part of it (the note says which part is open);
+* ``not yet``: nothing checks it;
+* ``training``: an experimental claim, run by ``dfltheory claims`` (:mod:`dfltheory.verify.claims`; the verdict
+  at the default size is shown) or ``dfltheory verify`` (docs/verify.md).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+
+STATUSES = ("asserted", "in part", "not yet", "training")
+B = "tests/bounds/test_{}.py::"
+ENG = "tests/empirical/test_engine.py::"
+TRAIN = "tests/empirical/test_train.py::"
+TOPO = "tests/topology/test_{}.py::"
+PROP = "tests/testing/test_properties.py::"
+QUANT = "tests/verify/test_quantities.py::"
+HOLDS = "tests/verify/test_holds.py::"
+CLAIMS_TEST = "tests/verify/test_claims.py::"
+
+
+@dataclass(frozen=True)
+class Item:
+    paper: str
+    number: int
+    title: str
+    status: str
+    tests: tuple[str, ...] = ()
+    command: str = ""
+    note: str = ""
+
+    @property
+    def key(self) -> str:
+        return f"{self.paper}.{self.number}"
+
+
+def _items(paper: str, rows) -> list[Item]:
+    b = B.format(paper)
+    out = []
+    for number, title, status, tests, *rest in rows:
+        tests = tuple(t if "::" in t else b + t for t in tests)
+        command, note = (rest + ["", ""])[:2]
+        out.append(Item(paper, number, title, status, tests, command, note))
+    return out
+
+
+SGPSM = _items("dfedsgpsm", [
+    (1, "Lemma 1 identity of the momentum local phase", "asserted", ("test_lemma1_identity_on_simulated_momentum",)),
+    (2, "K <= alpha_tilde < K/(1-alpha); printed first term below the proof's", "asserted",
+     ("test_alpha_tilde_closed_form_and_bounds", "test_printed_first_term_is_below_what_the_proof_gives")),
+    (3, "monotonicity of thm1_paper", "asserted", ("test_theorem1_monotonicity_signs",)),
+    (4, "momentum in the bound: interior minimiser vs none in the corrected reading", "asserted",
+     ("test_momentum_in_the_bound",)),
+    (5, "non-vanishing floor as T -> oo (0.03 L^2 at rho = 0.1)", "asserted", ("test_non_vanishing_floor_as_T_grows",)),
+    (6, "Corollary 1 rate Theta(T^-1/2) and its limit", "asserted", ("test_corollary1_exact_substitution_and_rate",)),
+    (7, "missing B^2 term in C_2", "asserted", ("test_corollary1_exact_substitution_and_rate",)),
+    (8, "learning-rate condition vs the experiments", "asserted",
+     ("test_experiment_settings_violate_the_step_size_conditions",)),
+    (9, "corollary horizon T > 64/delta^2", "asserted", ("test_lemma_corollary_remark_conditions",)),
+    (10, "descent-positivity L eta alpha_tilde < 1 not implied by eta < 1/(KL)", "asserted",
+     ("test_descent_condition_not_implied_by_papers_step_size",)),
+    (11, "Lemma 3 arithmetic", "asserted", ("test_lemma3_arithmetic_claims",)),
+    (12, "push-sum mass conservation", "asserted",
+     (ENG + "test_push_sum_weights_keep_their_sum_and_debias",
+      PROP + "test_push_sum_conserves_sums_and_debiased_values_reach_the_mean")),
+    (13, "push-sum de-biasing; the bias of naive averaging", "in part",
+     (PROP + "test_push_sum_conserves_sums_and_debiased_values_reach_the_mean",), "",
+     "the bias of x_i <- sum_j p_ij x_j without w on the 10-out topology is not shown"),
+    (14, "delta facts (delta <= 1, = 1 doubly stochastic, ~0.07-0.10 at n = 100)", "asserted",
+     (TOPO.format("pushsum") + "test_papers_random_out_graph_matches_the_card_simulation",
+      TOPO.format("pushsum") + "test_measured_rate_of_a_fixed_matrix_is_its_slem")),
+    (15, "Remark 1 monotonicity; q_emp and delta_emp against the neighbour count", "in part",
+     ("test_remark1_q_by_hand_and_monotone_in_delta_window",), "",
+     "the measured q_emp / delta_emp over 10, 20, 30, 50 neighbours is not tabulated"),
+    (16, "Lemma 4 plateau against measured max_i ||z_i - x_bar||", "in part", ("test_lemma4_decays_to_plateau",), "",
+     "the bound's shape only; not against a run"),
+    (17, "Lemma 3 drift on a synthetic problem", "not yet", ()),
+    (18, "special cases: SGP (K = 1, alpha = rho = 0), DFedSGPM, OSGP", "asserted",
+     (ENG + "test_reductions", "test_asyng_reduction"), "",
+     "through DFedPGP with every layer shared, which equals both DFedSGPSM(rho = alpha = 0) and, at K = 1, SGP"),
+    (19, "effective step eta/w_i: stability vs the minimum weight", "not yet", ()),
+    (20, "Table 1 ordering: DFedSGPSM > SGP > D-PSGD", "training", (), "dfltheory claims dfedsgpsm"),
+    (21, "Table 2 increments: +momentum > 0, +SAM > 0, +selection ~ 0", "training", (), "dfltheory claims dfedsgpsm"),
+    (22, "Fig. 2: best alpha = 0.7 (rho, participation not run)", "training", (), "dfltheory claims dfedsgpsm"),
+    (23, "non-IID ordering Dir 0.3 <= Dir 0.6 <= IID in Table 1 (26 of 27)", "asserted",
+     (CLAIMS_TEST + "test_table_arithmetic_dfedsgpsm",), "", "the table's numbers; not re-run"),
+])
+
+SAM = _items("dfedsam", [
+    (1, "Phi identities and limits", "asserted", ("test_phi_identities",)),
+    (2, "Phi monotone in lambda, non-increasing in Q and m", "asserted", ("test_phi_monotone_and_bounded_below",)),
+    (3, "how lambda^Q enters; Phi(Q=4)/Phi(Q=1) reference ratios", "asserted",
+     ("test_phi_near_lambda_one", "test_phi_ratios_and_remark2_thresholds_on_reference_topologies")),
+    (4, "Remark 2 needs a large Q", "asserted", ("test_phi_ratios_and_remark2_thresholds_on_reference_topologies",)),
+    (5, "Lemma D.1 is tight", "asserted", ("test_lemma_d1_tight_and_tight_e3_factor",)),
+    (6, "Lemma E.3's ingredients", "asserted", ("test_lemma_d1_tight_and_tight_e3_factor",)),
+    (7, "Theorem 4.1 monotonicity", "asserted", ("test_theorem41_monotonicity",)),
+    (8, "the bound is minimised at rho = 0", "asserted", ("test_theorem41_minimised_at_rho_zero_and_its_floor",)),
+    (9, "floor with fixed rho", "asserted", ("test_theorem41_minimised_at_rho_zero_and_its_floor",)),
+    (10, "corollary rates", "asserted", ("test_derived_rates_are_the_leading_terms_of_the_parent",)),
+    (11, "learning-rate condition vs the experiments", "asserted",
+     ("test_experiments_violate_the_step_size_condition",)),
+    (12, "corollary eta compatible with the condition iff T >= 100 c^2 K", "asserted",
+     ("test_schedule_meets_step_size_condition_iff_T_large",)),
+    (13, "Remark 1's threshold", "asserted", ("test_remark1_threshold_is_not_derivable",)),
+    (14, "rho = 0 is DFedAvg; Q = 1 is DFedSAM; W = 11^T/m is FedSAM", "in part", (ENG + "test_reductions",), "",
+     "the W = 11^T/m = full-participation FedSAM reduction is not tested"),
+    (15, "average preservation for symmetric W; drift under random neighbours", "in part",
+     (ENG + "test_gossip_with_symmetric_doubly_stochastic_W_keeps_the_mean_and_contracts",
+      PROP + "test_gossip_preserves_the_mean"), "", "the drift under row-normalised random sampling is not measured"),
+    (16, "MGS equals W^Q", "in part",
+     ("tests/pep/test_worst_case.py::test_mgs_equals_one_gossip_with_W_power",
+      ENG + "test_vectorized_round_equals_per_client_reference"), "",
+     "W^Q in the PEP and the engine against its per-client loop; per-step resampling not compared"),
+    (17, "consensus error ordered ring > full and falling with Q", "training", (), "dfltheory claims dfedsam",
+     "ring and full only; the ratios to Phi are not fitted"),
+    (18, "Table 2 trend and the MGS gain shrinking with density", "training", (), "dfltheory claims dfedsam"),
+    (19, "Table 1: DFedSAM-MGS > DFedSAM > DFedAvg > D-PSGD", "training", (), "dfltheory claims dfedsam"),
+    (20, "SAM lowers the generalization gap", "not yet", (), "", "train accuracy is not recorded"),
+    (21, "Fig. 5: larger K converges faster (m, rho not run)", "training", (), "dfltheory claims dfedsam"),
+    (22, "min_t ||grad f(x_bar^t)||^2 against Theorem 4.1", "training",
+     (HOLDS + "test_quick_gives_every_main_theorem_a_verdict_with_a_number",),
+     "dfltheory verify dfedsam", "on problems with exact constants (docs/verify.md), not the paper's networks"),
+])
+
+CATA = _items("dfedcata", [
+    (1, "beta-monotonicity of the leading term; interior minimiser of the bound", "asserted",
+     ("test_remark1_beta_tightens_the_leading_term_but_not_the_full_bound",)),
+    (2, "heterogeneity enters only at O(1/T)", "asserted", ("test_heterogeneity_enters_at_order_one_over_T",)),
+    (3, "no spectral term in Theorem 1; Xi > 0 depends on lambda", "in part",
+     ("test_remark1_delta0_vanishes_and_no_spectral_term",), "", "Xi against lambda in simulation is not asserted"),
+    (4, "condition violation at the paper's settings", "asserted", ("test_paper_settings_violate_the_conditions",)),
+    (5, "the Corollary needs huge T when beta is large", "asserted", ("test_cor1_needs_huge_T_for_large_beta",)),
+    (6, "Variant A leaves the mean unchanged", "asserted",
+     ("test_reading_A_leaves_the_mean_unchanged", ENG + "test_nesterov_mode_A_keeps_the_mean_mode_B_does_not")),
+    (7, "Variant B gives heavy-ball mean dynamics (Lemma 6)", "asserted",
+     ("test_reading_B_auxiliary_sequence_is_plain_sgd",)),
+    (8, "Lemma 2 closed form; gamma in (0, 1)", "asserted",
+     ("test_lem2_closed_form_matches_prox_sgd_steps", "test_lem2_reference_value_and_gamma_range")),
+    (9, "reductions: DFedAvg, decentralized FedProx, FedInit", "in part", (ENG + "test_reductions",), "",
+     "beta = 0, lambda = 0 -> DFedAvg only; the FedProx and FedInit reductions are not tested"),
+    (10, "Hardt limit of Theorem 2 and its monotonicity", "asserted",
+     ("test_thm2_hardt_limit", "test_thm2_monotonicity")),
+    (11, "kappa_lambda monotone, against Remark 2", "asserted",
+     ("test_thm2_placeholder_increases_with_lambda",
+      "test_kappa_lambda_is_the_smallest_lemma16_constant_and_monotone")),
+    (12, "Table III accuracy not monotone in lambda (Spearman)", "not yet", ()),
+    (13, "convergence speed independent of the spectral gap", "not yet", ()),
+    (14, "synchronous Variant A expansive on static sparse graphs", "in part",
+     (ENG + "test_nesterov_mode_A_amplifies_disagreement_when_W_has_negative_eigenvalues",), "",
+     "the spectral radii; training on a static ring is not asserted (it diverges at beta = 0.9 on digits)"),
+    (15, "the code's sequential aggregation as a stabilizer", "not yet", ()),
+    (16, "Variant B stability: min eig(W) > -1/(1+2 beta)", "not yet", ()),
+    (17, "Table II ratios = DFedAvg rounds / method rounds", "asserted",
+     (CLAIMS_TEST + "test_table_arithmetic_dfedcata",)),
+    (18, "text margins vs Table I (2.07, not 2.5; 4.64, not 4.7)", "asserted",
+     (CLAIMS_TEST + "test_table_arithmetic_dfedcata",)),
+    (19, "ablation consistency of Tables IV and V", "asserted", (CLAIMS_TEST + "test_table_arithmetic_dfedcata",)),
+    (20, "beta ablation monotone up to saturation", "training", (), "dfltheory claims dfedcata",
+     "final accuracy only; rounds to 75 % are not measured"),
+])
+
+PGP = _items("dfedpgp", [
+    (1, "push-sum invariants; mu = 1 and the failed identity under the row-stochastic rule", "in part",
+     (PROP + "test_push_sum_conserves_sums_and_debiased_values_reach_the_mean",
+      ENG + "test_dfedpgp_never_mixes_personal_parameters_and_mixes_shared_ones"), "",
+     "the row-stochastic behaviour is not shown"),
+    (2, "delta_emp in (0, 1]; = 1 for doubly stochastic P", "asserted",
+     (TOPO.format("pushsum") + "test_papers_random_out_graph_matches_the_card_simulation",
+      TOPO.format("pushsum") + "test_measured_rate_of_a_fixed_matrix_is_its_slem")),
+    (3, "the paper's C, q are vacuous", "asserted", ("test_paper_constants_are_vacuous_for_the_experiments_topology",)),
+    (4, "empirical q is small; q_emp ~ |lambda_2(P)| for a fixed P", "asserted",
+     (TOPO.format("pushsum") + "test_papers_random_out_graph_matches_the_card_simulation",
+      TOPO.format("pushsum") + "test_measured_rate_of_a_fixed_matrix_is_its_slem")),
+    (5, "monotonicity of Theorem 1 / Corollary 1", "asserted", ("test_monotonicity_of_theorem_and_corollary",)),
+    (6, "K_u contradiction (Remark 1 vs Lemma 3)", "asserted",
+     ("test_corollary1_reference_values_and_K_u_trend",
+      "test_corollary1_with_lemma3_constants_grows_explosively_in_K_u")),
+    (7, "connectivity claim (Remark 2) comes from the diameter", "asserted",
+     ("test_remark2_neighbour_claim_comes_from_the_diameter_only",)),
+    (8, "client-count claim: q falls as m grows", "asserted", ("test_lemma3_q_decreases_with_more_clients",)),
+    (9, "no linear speed-up: m absent", "asserted",
+     ("test_no_client_count_and_topology_only_through_L_vu_at_leading_order",)),
+    (10, "topology in the leading term only through L_vu", "asserted",
+     ("test_no_client_count_and_topology_only_through_L_vu_at_leading_order",)),
+    (11, "Corollary dominates Theorem", "asserted", ("test_corollary_dominates_theorem",)),
+    (12, "rate -1/2 once T4/T5 hold", "asserted", ("test_explicit_bound_rate_at_corollary_step_sizes",)),
+    (13, "Lemma 2 as printed is false for K_u >= 34", "asserted", ("test_lemma2_counterexample_from_K_u_34",)),
+    (14, "learning-rate conditions vs the experiments", "asserted",
+     ("test_violations_of_the_cifar_setting", "test_violations_of_the_epoch_reading_and_column_stochastic_delta")),
+    (15, "T4 feasibility: minimal T", "asserted", ("test_T4_under_the_schedule_is_a_threshold_on_T",)),
+    (16, "table checks (Table 7 speed-ups, '-' entries, Table 4 = Table 1, 86.50 typo)", "asserted",
+     (CLAIMS_TEST + "test_table_arithmetic_dfedpgp",)),
+    (17, "training: (b) personalization helps, (c) directed helps; (a), (d)-(g) not run", "training", (),
+     "dfltheory claims dfedpgp", "(a) baselines, (d) rounds to target, (e) neighbours, (f) clients, (g) Tiny-ImageNet "
+     "are not run"),
+    (18, "which gradient to log (biased and de-biased)", "asserted",
+     (ENG + "test_dfedpgp_metrics_are_theorem_1s_quantities", QUANT + "test_dfedpgp_measures_theorem_1s_deltas")),
+])
+
+ADMM = _items("dfedadmm", [
+    (1, "main text = appendix", "asserted", ("test_main_text_equals_appendix_form",)),
+    (2, "monotone in psi, diverges as psi -> 1", "asserted", ("test_theorem1_increasing_in_psi_and_infinite_at_one",)),
+    (3, "asymptotic topology independence", "asserted", ("test_topology_independence_for_large_T",)),
+    (4, "kappa range", "asserted", ("test_kappa_range",)),
+    (5, "hidden sqrt(K) in the Corollary", "asserted", ("test_hidden_sqrt_K_in_the_corollary",)),
+    (6, "SAM term orders", "asserted", ("test_sam_term_orders_under_the_schedule",)),
+    (7, "gamma range", "asserted", ("test_gamma_range_and_reference_values",)),
+    (8, "Lemma 6's contraction claim", "asserted", ("test_lemma6_bracket_with_the_papers_a_is_false",)),
+    (9, "(1 + 1/(K-1))^K < 5", "asserted", ("test_the_power_bound_of_lemma6",)),
+    (10, "conditions at the paper's hyper-parameters", "asserted",
+     ("test_experiments_violate_the_step_size_condition", "test_experiments_that_break_L_free_conditions")),
+    (11, "algorithm identities (a)-(e)", "in part",
+     ("test_gamma_sum_identity_and_algorithm_identities", ENG + "test_admm_message_identity",
+      QUANT + "test_dfedadmm_measures_the_auxiliary_sequence_w"), "",
+     "(a)-(c) asserted; (d), (e) and their failure under a row-stochastic W are not measured"),
+    (12, "eta = lambda degeneracy (a restart every local step)", "in part",
+     (ENG + "test_admm_aux_sequence_is_xbar_when_lr_equals_lam", TRAIN + "test_admm_collapse_warning"), "",
+     "gamma = 1 and the warning; the one-gradient-per-round recursion is not asserted"),
+    (13, "Lemma 4/5 and R1 bounds on a synthetic problem", "in part", ("test_lemmas_4_5_eq22_and_lemma9",), "",
+     "the formulas; not against a run"),
+    (14, "Lemma 8: consensus error below 2 C2/(1-psi)^2 on four topologies", "not yet", ()),
+    (15, "Lemma 10", "in part", ("test_lemma10_and_eq23",), "", "the formula; not against a run"),
+    (16, "whole bound vs measurement", "training",
+     (HOLDS + "test_quick_gives_every_main_theorem_a_verdict_with_a_number",),
+     "dfltheory verify dfedadmm"),
+    (17, "accuracy increases Ring < Full (falls with psi)", "training", (), "dfltheory claims dfedadmm",
+     "ring and full only"),
+    (18, "Table 1: DFedADMM-SAM best; DFedADMM vs DFedAvg", "training", (), "dfltheory claims dfedadmm"),
+    (19, "Tables 3-5: fewest rounds to target", "not yet", ()),
+    (20, "Fig. 3: K, lambda, rho, m ablations", "not yet", ()),
+    (21, "CIFAR-10 IID - Dir 0.3 gaps (DFedSAM 2.34, not 2.41)", "asserted",
+     (CLAIMS_TEST + "test_table_arithmetic_dfedadmm",)),
+])
+
+INDEX: tuple[Item, ...] = tuple(SGPSM + SAM + CATA + PGP + ADMM)
+CARDS = {"dfedsgpsm": 23, "dfedsam": 22, "dfedcata": 20, "dfedpgp": 18, "dfedadmm": 21}  # §10 items per card
+
+
+def counts() -> dict[str, int]:
+    c = Counter(i.status for i in INDEX)
+    return {s: c.get(s, 0) for s in STATUSES}
+
+
+def _results(result: dict | None) -> dict[str, list[dict]]:
+    """card item ('dfedsam.18') -> the claim rows of ``result`` that answer it."""
+    from dfltheory.verify.claims import CLAIMS
+
+    rows = {c["id"]: c for c in (result or {}).get("claims", [])}
+    out: dict[str, list[dict]] = {}
+    for claim in CLAIMS:
+        for key in claim.index:
+            out.setdefault(key, []).append(rows.get(claim.id, {"id": claim.id}))
+    return out
+
+
+def _arms(r: dict) -> str:
+    """'label mean ± std, ...' of a claim row (accuracy in %)."""
+    s = 100.0 if r["metric"] == "test_acc" else 1.0
+    return ", ".join(f"{a['label']} {s * a['mean']:.3g} ± {s * a['std']:.2g}" if a["mean"] is not None
+                     else f"{a['label']} diverged" for a in r["arms"])
+
+
+def _result_cell(rows: list[dict]) -> str:
+    return "<br>".join(f"`{r['id']}`: **{r['verdict']}** ({_arms(r)})" if "verdict" in r else f"`{r['id']}`"
+                       for r in rows)
+
+
+def markdown(result: dict | None = None) -> str:
+    """docs/claims.md: counts, then one table per card; ``result`` (of :func:`dfltheory.verify.claims.run_claims`)
+    fills the verdicts of the training claims."""
+    from dfltheory.verify.claims import RULE
+
+    c = counts()
+    by = _results(result)
+    lines = ["# The cards' §10 testable claims: what checks each one", "",
+             "Generated by `python -m dfltheory.verify.claims_index docs/claims-default.json > docs/claims.md` from "
+             "`dfltheory/verify/claims_index.py`; `tests/verify/test_claims.py` checks that every test named here "
+             "exists and that this file is up to date.", "",
+             f"**{len(INDEX)} claims**: {c['asserted']} asserted by a test, {c['in part']} in part, {c['not yet']} "
+             f"not yet, {c['training']} need training (run by `dfltheory claims` or `dfltheory verify`).", ""]
+    if result:
+        lines += [f"## Training claims: `dfltheory claims --jobs 2`, {result['size']} size", "",
+                  f"m = {result['m']} clients, T = {result['rounds']} rounds, {result['seeds']} seeds per arm, "
+                  f"{result['problem']}, the paper's hyper-parameters (dfltheory/verify/claims.py); "
+                  f"{result['runs']} runs in {result['wall_seconds']:.0f} s with {result['workers']} processes. "
+                  f"Rule: {RULE}. Accuracies in %, the consensus error as measured.", "",
+                  "| claim | section | paper's number | measured here (mean ± std) | verdict |",
+                  "|---|---|---|---|---|"]
+        for r in result["claims"]:
+            lines.append(f"| `{r['id']}`: {r['statement']} | {r['section']} | {r['paper_number']} | "
+                         f"{_arms(r)} | {r['verdict']} |")
+        lines.append("")
+    for paper, n in CARDS.items():
+        lines += [f"## {paper} (card §10, {n} claims)", "", "| # | claim | status | checked by | result / open part |",
+                  "|---|---|---|---|---|"]
+        for item in (i for i in INDEX if i.paper == paper):
+            checks = [f"`{t}`" for t in item.tests] + ([f"`{item.command}`"] if item.command else [])
+            res = _result_cell(by.get(item.key, [])) if item.status == "training" else ""
+            extra = "<br>".join(x for x in (res, item.note) if x)
+            lines.append(f"| {item.number} | {item.title} | {item.status} | {'<br>'.join(checks) or '-'} | "
+                         f"{extra or '-'} |")
+        lines.append("")
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":  # python -m dfltheory.verify.claims_index [CLAIMS_JSON]
+    res = json.loads(Path(sys.argv[1]).read_text()) if len(sys.argv) > 1 else None
+    sys.stdout.write(markdown(res))
