@@ -67,8 +67,12 @@ def trajectories(rank, world, port, path):
         out[algo] = (steps, d.floats_sent)
     sent = torch.tensor([out[a][1] for a in CASES], dtype=torch.float64)
     torch.distributed.reduce(sent, dst=0)
+    d = D.DistributedEngine(engine64(cfg_of("dfedavg")))  # rank 0 stops early: the others' next round returns False
     if rank == 0:
+        d.stop()
         torch.save({a: (out[a][0], float(s)) for a, s in zip(CASES, sent)}, path)
+    else:
+        torch.save({"ran": d.round(), "t": d.t}, path + ".stopped")
     torch.distributed.destroy_process_group()
 
 
@@ -87,13 +91,13 @@ def max_diff(a, b) -> float:
 def two_ranks(tmp_path_factory):
     path = tmp_path_factory.mktemp("dist") / "traj.pt"
     mp.spawn(trajectories, args=(2, D.free_port(), str(path)), nprocs=2)
-    return torch.load(path, weights_only=False)
+    return torch.load(path, weights_only=False), torch.load(f"{path}.stopped")
 
 
 @pytest.mark.parametrize("algo", list(CASES))
 def test_two_ranks_give_the_single_process_trajectory(two_ranks, algo):
     e = engine64(cfg_of(algo))
-    steps, floats = two_ranks[algo]
+    steps, floats = two_ranks[0][algo]
     diffs = []
     for step in steps:
         e.round()
@@ -105,11 +109,15 @@ def test_two_ranks_give_the_single_process_trajectory(two_ranks, algo):
     assert 0 < floats <= e.sent * (e.model.dim + 1)  # rows across the boundary, at most one per edge (+ push-sum's w)
 
 
+def test_rank_0_stopping_releases_the_other_ranks(two_ranks):
+    assert two_ranks[1] == {"ran": False, "t": 0}
+
+
 def test_rows_sent_are_those_W_needs_across_the_boundary(two_ranks):
     """A ring of 6 split 3 | 3: each rank needs the 2 boundary rows of the other, per gossip step."""
-    d = engine64(cfg_of("dfedavg")).model.dim
-    assert two_ranks["dfedavg"][1] == ROUNDS * 2 * 2 * d
-    assert two_ranks["dfedsam-mgs"][1] <= ROUNDS * 2 * 6 * d
+    d, sent = engine64(cfg_of("dfedavg")).model.dim, two_ranks[0]
+    assert sent["dfedavg"][1] == ROUNDS * 2 * 2 * d
+    assert sent["dfedsam-mgs"][1] <= ROUNDS * 2 * 6 * d
 
 
 def test_blocks_and_refusals():

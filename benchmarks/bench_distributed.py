@@ -1,0 +1,92 @@
+"""Seconds per round of the distributed engine at 1 and 2 ranks (gloo, one torch thread each), against the
+single-process engine measured in the same run, and its communication volume per round: the floats the ranks send
+in the communication rule, against the edges of W times the model size (what the algorithm sends, one model per
+edge, and what a full gather of every neighbour's model would move).
+
+    .venv/bin/python benchmarks/bench_distributed.py [--algo dfedavg] [--m 40] [--rounds 5] [--topologies ring ...]
+
+The timed rounds are measured between barriers, without measurements (no gather on rank 0).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import tempfile
+import time
+
+import torch
+import torch.multiprocessing as mp
+
+from dfltheory.empirical import distributed as D
+from dfltheory.empirical import runner
+from dfltheory.empirical.communication import links
+
+
+def config(args, topology):
+    weights = "push-sum" if args.algo in ("dfedsgpsm", "sgp", "dfedpgp") else "default"
+    return {"algo": args.algo, "dataset": "digits", "n": args.m, "topology": topology, "weights": weights,
+            "K": args.K, "batch_size": args.batch_size, "lr": 0.05, "seed": 0}
+
+
+def timed(step, rounds, barrier=lambda: None):
+    step()  # warm-up
+    barrier()
+    start = time.perf_counter()
+    for _ in range(rounds):
+        step()
+    barrier()
+    return (time.perf_counter() - start) / rounds
+
+
+def ranks(rank, world, port, args, path):
+    os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port))
+    torch.set_num_threads(1)
+    D.init(rank, world)
+    rows = {}
+    for topology in args.topologies:
+        d = D.DistributedEngine(runner.build(config(args, topology))[0], gather_at=lambda t: False)
+        seconds = timed(d.round, args.rounds, torch.distributed.barrier)
+        sent = torch.tensor([float(d.floats_sent)])
+        torch.distributed.all_reduce(sent)
+        rows[topology] = (seconds, float(sent) / (args.rounds + 1))
+    if rank == 0:
+        torch.save(rows, path)
+    torch.distributed.destroy_process_group()
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--algo", default="dfedavg")
+    p.add_argument("--m", type=int, default=40)
+    p.add_argument("--K", type=int, default=5)
+    p.add_argument("--batch-size", type=int, default=16)
+    p.add_argument("--rounds", type=int, default=5)
+    p.add_argument("--topologies", nargs="+", default=["ring", "exponential", "full"])
+    args = p.parse_args(argv)
+    torch.set_num_threads(1)
+    single = {}
+    for topology in args.topologies:
+        engine = runner.build(config(args, topology))[0]
+        W = engine.mixing.at(0)
+        single[topology] = (timed(engine.round, args.rounds), links(W), engine.model.dim)
+    results = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        for world in (1, 2):
+            path = os.path.join(tmp, f"{world}.pt")
+            mp.spawn(ranks, args=(world, D.free_port(), args, path), nprocs=world)
+            results[world] = torch.load(path)
+    print(f"{args.algo}, digits MLP, m = {args.m}, K = {args.K}, batch {args.batch_size}, one torch thread per "
+          f"process, {os.cpu_count()} CPU cores, load average {os.getloadavg()[0]:.1f} at the end")
+    print(f"{'topology':<12} {'edges':>6} {'d':>7} {'1 process':>10} {'1 rank':>8} {'2 ranks':>8} {'speed-up':>8} "
+          f"{'floats/round (2 ranks)':>23} {'edges x d':>11} {'ratio':>7}")
+    for topology in args.topologies:
+        s1, edges, dim = single[topology]
+        r1, _ = results[1][topology]
+        r2, floats = results[2][topology]
+        print(f"{topology:<12} {edges:>6} {dim:>7} {s1:>9.3f}s {r1:>7.3f}s {r2:>7.3f}s {s1 / r2:>7.2f}x "
+              f"{floats:>23.0f} {edges * dim:>11} {floats / (edges * dim):>7.3f}")
+
+
+if __name__ == "__main__":
+    main()
