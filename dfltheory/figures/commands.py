@@ -49,7 +49,8 @@ def register(subparsers) -> None:
     r.add_argument("id", help="theorem id, e.g. dfedsam.thm4.1")
     r.add_argument("--set", nargs="+", default=[], metavar="NAME=VALUE",
                    help="problem constants (L, sigma_l, ...); eta, K, m, rho, Q, alpha come from the run's "
-                        "config.json and lambda from its topology unless given here")
+                        "config.json and lambda from its topology unless given here; constants not given are "
+                        "estimated from the run (`dfltheory constants RUN`), and the figure says which")
     r.add_argument("--key", default="grad_norm_sq", help="measured quantity in metrics.jsonl")
     r.add_argument("--out", required=True, help="figure file")
     r.set_defaults(func=_plot_run)
@@ -175,9 +176,24 @@ def _plot_run(args) -> int:
     thm = get(args.id)
     read_records(Path(args.run) / "metrics.jsonl")  # a damaged file names itself before anything is drawn
     values = {k: v for k, v in run_values(args.run).items() if k in thm.required}
-    values.update(parse_assignments(args.set))
+    given = parse_assignments(args.set)
+    values.update(given)
+    estimated = {}
+    missing = [k for k in thm.required if k not in values and k != "T"]
+    if missing:  # the problem constants nobody knows for a network: local estimates along the run
+        from dfltheory.verify.estimators import estimate_run
+
+        found = estimate_run(args.run).values()
+        estimated = {k: found[k] for k in missing if k in found}
+        values.update(estimated)
     ax = plot_predicted_vs_measured(Path(args.run) / "metrics.jsonl", thm, values, key=args.key)
     ax.set_title(f"{Path(args.run).name}: measured against {thm.id}")
+    lines = [f"given: {', '.join(sorted(given))}" if given else "",
+             f"estimated from the run (local, not certified): {', '.join(sorted(estimated))}" if estimated else ""]
+    if any(lines):
+        ax.figure.text(0.01, 0.005, "; ".join(x for x in lines if x), fontsize=6, va="bottom")
+    if estimated:
+        print("estimated from the run: " + ", ".join(f"{k} = {v:.4g}" for k, v in sorted(estimated.items())))
     return _save(ax, args.out)
 
 

@@ -81,6 +81,20 @@ def test_plot_run_takes_hyper_parameters_from_the_run(tmp_path):
     assert (tmp_path / "r.png").exists()
 
 
+def test_plot_run_estimates_the_constants_nobody_gave(tmp_path, capsys):
+    from dfltheory.cli import main
+
+    run = tmp_path / "run"
+    assert main(["train", "--algo", "dfedsam", "--dataset", "synthetic-quadratic", "--n", "4", "--rounds", "3",
+                 "--K", "2", "--lr", "0.001", "--out", str(run), "--no-progress", "--no-local-eval",
+                 "--threads", "1"]) == 0
+    capsys.readouterr()
+    assert main(["plot", "run", str(run), "dfedsam.thm4.1", "--set", "B=5", "--out", str(tmp_path / "r.png")]) == 0
+    said = capsys.readouterr().out
+    assert "estimated from the run: " in said and "L = " in said and "B = " not in said  # B was given
+    assert (tmp_path / "r.png").exists()
+
+
 def test_run_values_follow_the_run_not_the_defaults(tmp_path):
     from dfltheory.cli import main
     from dfltheory.figures.commands import run_values
