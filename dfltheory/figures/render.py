@@ -57,7 +57,7 @@ def _settings(experiments) -> list[dict]:
                                                                                        "status", "text"), c))
                                                                              for c in conds]})
         group["settings"].append({"id": s["id"], "description": s["description"],
-                                  "values": ", ".join(f"{HYPER_NAMES.get(k, formula(k))} = {num(v)}"
+                                  "hyper": ", ".join(f"{HYPER_NAMES.get(k, formula(k))} = {num(v)}"
                                                       for k, v in s["values"].items())})
     return [{"paper": p, "groups": list(groups.values())} for p, groups in papers.items()]
 

@@ -383,7 +383,7 @@ def _network_row(out: Path, plan, target, rounds: int, n: int, points: int, iter
     shutil.rmtree(run_dir, ignore_errors=True)
     cfg = {"algo": target.algo, "dataset": "digits", "n": n, "topology": "ring", "rounds": rounds, "K": plan.K,
            "lr": 0.01, "batch_size": 16, "seed": 0, "out": str(run_dir), "progress": False, "local_eval": False,
-           "checkpoint_every": rounds, "eval_every": 1, **dict(target.hp),
+           "checkpoint_every": rounds, "eval_every": 1, "threads": 1, **dict(target.hp),
            **{key: fixed[sym] for sym, key in plan.config.items() if sym in fixed}}
     if plan.pushsum:
         cfg["weights"] = "push-sum"

@@ -202,7 +202,23 @@ VERDICT_STATUS = {"violated": "bad", "inconclusive": "warn", "diverged": "warn",
                   "vacuous": "warn", "not testable": "none", "holds": "ok"}
 
 
+def _tally(verdicts: Sequence[Mapping]) -> tuple[str, str]:
+    """``"14/14 hold, bound/measured ×51 ... ×3.5×10²⁵"`` (or the worst verdict's count) and its status."""
+    names = [v["verdict"] for v in verdicts]
+    order = list(VERDICT_STATUS)  # the worst first; a verdict this table does not know counts as a caveat
+    worst = min(names, key=lambda w: order.index(w) if w in order else order.index("holds") - 0.5)
+    ratios = sorted(float(v["ratio"]) for v in verdicts if v["verdict"] == "holds" and v.get("ratio") is not None)
+    text = f"{names.count('holds')}/{len(names)} hold"
+    if worst != "holds":
+        text += f", {names.count(worst)} {worst}"
+    if ratios:
+        text += f", bound/measured {ratio(ratios[0])}" + (f" ... {ratio(ratios[-1])}" if len(ratios) > 1 else "")
+    return text, VERDICT_STATUS.get(worst, "warn")
+
+
 def exact_cell(thm_id: str, verification: Mapping | None) -> dict:
+    """The verdicts of this theorem on the problems with exact (certified, cited, measured) constants: one verdict
+    as it is, several as a tally, per constants family below; each setting's verdict on hover."""
     if not verification:
         return cell("verification not run", "none")
     mine = [v for v in verification.get("verdicts", ()) if v["theorem"] == thm_id]
@@ -215,17 +231,14 @@ def exact_cell(thm_id: str, verification: Mapping | None) -> dict:
             text += " (" + "; ".join(formula(f) for f in v["failed"]) + ")"
         lines.append(f"{text}: {formula(v.get('setting') or v.get('problem') or '')}"
                      + (f" ({v['constants']} constants)" if v.get("constants") else ""))
-    more = "; ".join(dict.fromkeys(_setting(v) for v in mine))
-    verdicts = [v["verdict"] for v in mine]
-    order = list(VERDICT_STATUS)  # the worst first; a verdict this table does not know counts as a caveat
-    worst = min(verdicts, key=lambda w: order.index(w) if w in order else order.index("holds") - 0.5)
     if len(mine) == 1:  # the verdict itself, its setting below
-        return cell(lines[0].split(": ", 1)[0], VERDICT_STATUS.get(worst, "warn"), [lines[0].split(": ", 1)[1]], more)
-    head = f"{verdicts.count('holds')}/{len(mine)} hold"
-    ratios = [v["ratio"] for v in mine if v.get("ratio") is not None and v["verdict"] == "holds"]
-    if ratios:
-        head += f", bound/measured {ratio(min(ratios))}" + (f" ... {ratio(max(ratios))}" if len(ratios) > 1 else "")
-    return cell(head, VERDICT_STATUS.get(worst, "warn"), lines, more)
+        head, where = lines[0].split(": ", 1)
+        return cell(head, VERDICT_STATUS.get(mine[0]["verdict"], "warn"), [where], _setting(mine[0]))
+    head, status = _tally(mine)
+    families = list(dict.fromkeys(v.get("constants") for v in mine))
+    detail = [f"{fam} constants: " + _tally([v for v in mine if v.get("constants") == fam])[0]
+              for fam in families if fam] if len(families) > 1 else []
+    return cell(head, status, detail, "; ".join(lines))
 
 
 def _setting(v: Mapping) -> str:
