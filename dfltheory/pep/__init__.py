@@ -9,16 +9,23 @@ Public API::
     worst_case("dfedavg", 3, 2, 5, 0.05, spectral=(-0.5, 0.5))   # every W with nonunit spectrum in [-0.5, 0.5]
     compare(r, lam=0.5)["ratio"]   # dfedsam.thm4.1 at sigma_l = 0 over the worst case (and its named variants)
     worst_case("dfedadmm", 3, 2, 5, 0.005, W=W, sigma_g=1, B=2, lam_pen=0.01)  # average of ||grad f(w^t)||^2
+    worst_case("dfedcata-b", 3, 2, 4, 0.05, W=W, sigma_g=1, lam_pen=1, beta=0.3)  # at p^t of Lemma 6
+    worst_case("dfedsgpm", 3, 2, 4, 0.02, W=P, sigma_g=1, B=2, alpha=0.5)  # push-sum, P column-stochastic
+    r.diagnostics["interpolation"]["interpolable"]  # the worst-case example checked independently
+    pep_table()        # JSON-safe rows: worst case against each theorem's bound, every algorithm (~30 s)
 
 See docs/pep.md for what each value certifies and the limits.
 """
 
 from dfltheory.pep.compare import THEOREMS, VARIANTS, compare
-from dfltheory.pep.mixing import ExplicitMixing, SpectralClass, as_mixing
+from dfltheory.pep.interpolation import check as interpolation_check
+from dfltheory.pep.mixing import ExplicitMixing, PushSumMixing, SpectralClass, as_mixing
 from dfltheory.pep.problem import (ALGORITHMS, GAPS, HETEROGENEITY_AT, MAX_GRAM, MAX_SECONDS, METRICS, PEPResult,
-                                   PEPSolveError, Size, admm_gamma, estimate_size, worst_case)
+                                   PEPSolveError, Size, admm_gamma, estimate_size, metric_text, worst_case)
 from dfltheory.pep.sweep import W_lambda, plot, sweep
+from dfltheory.pep.table import pep_table
 
 __all__ = ["ALGORITHMS", "GAPS", "HETEROGENEITY_AT", "MAX_GRAM", "MAX_SECONDS", "METRICS", "THEOREMS", "VARIANTS",
-           "ExplicitMixing", "PEPResult", "PEPSolveError", "Size", "SpectralClass", "W_lambda", "admm_gamma", "as_mixing",
-           "compare", "estimate_size", "plot", "sweep", "worst_case"]
+           "ExplicitMixing", "PEPResult", "PEPSolveError", "PushSumMixing", "Size", "SpectralClass", "W_lambda",
+           "admm_gamma", "as_mixing", "compare", "estimate_size", "interpolation_check", "metric_text", "pep_table",
+           "plot", "sweep", "worst_case"]

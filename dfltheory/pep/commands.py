@@ -10,11 +10,11 @@ from __future__ import annotations
 import json
 import sys
 
-from dfltheory.pep.problem import ALGORITHMS, GAPS, HETEROGENEITY_AT, METRIC_TEXT
+from dfltheory.pep.problem import ALGORITHMS, GAPS, HETEROGENEITY_AT, metric_text
 
 #: --set names and the worst_case keyword each one sets.
 SETTABLE = {"L": "L", "f0_minus_fstar": "Delta", "Delta": "Delta", "sigma_g": "sigma_g", "B": "B", "rho": "rho",
-            "Q": "Q", "lam_pen": "lam_pen", "beta": "beta", "sigma_l": None}
+            "Q": "Q", "lam_pen": "lam_pen", "beta": "beta", "alpha": "alpha", "sigma_l": None}
 
 EXIT_CODES = """exit codes:
   0  worst case computed (and the bound, where a theorem covers the instance, is above it)
@@ -39,7 +39,7 @@ def register(subparsers) -> None:
     p.add_argument("--eta", type=float, required=True, help="local step size")
     p.add_argument("--set", nargs="+", default=[], metavar="NAME=VALUE",
                    help="L, f0_minus_fstar (Delta), sigma_g, B, rho, Q, lam_pen (DFedADMM's and DFedCata's penalty), "
-                        "beta (DFedCata's extrapolation) "
+                        "beta (DFedCata's extrapolation), alpha (DFedSGPM's momentum) "
                         "(default L=1 f0_minus_fstar=1 rho=0 Q=1; sigma_g and B are not imposed unless given; "
                         "sigma_l must be 0)")
     mix = p.add_mutually_exclusive_group(required=True)
@@ -93,7 +93,8 @@ def _mixing(args):
         source = f"topology {args.topology} (n = {n})"
     if args.m is not None and args.m != W.shape[0]:
         raise ValueError(f"--m {args.m} but the mixing matrix is {W.shape[0]} x {W.shape[0]}; drop --m or match it")
-    return W, None, W.shape[0], float(lam(W)), source
+    symmetric = W.shape[0] == 1 or np.allclose(W, W.T, atol=1e-9)
+    return W, None, W.shape[0], float(lam(W)) if symmetric else None, source  # push-sum's P: no lambda
 
 
 def _settings(items):
@@ -138,11 +139,11 @@ def run(args) -> int:
         print(json.dumps(jsonable({"mixing": source, **cmp, "pep": result.to_dict()}), indent=1))
         return code
     s = result.settings
-    penalty = "".join(f", {k} = {s[k]:g}" for k in ("lam_pen", "beta") if s.get(k) is not None)
+    penalty = "".join(f", {k} = {s[k]:g}" for k in ("lam_pen", "beta", "alpha") if s.get(k) is not None)
     print(f"{args.algorithm}: m = {m}, K = {s['K']}, T = {s['T']}, Q = {s['Q']}, eta = {s['eta']:g}, L = {s['L']:g}, "
           f"Delta = {s['Delta']:g}, sigma_g = {s['sigma_g']}, B = {s['B']}, rho = {s['rho']:g}{penalty}; {source}, "
-          f"lambda = {lam:.6g}")
-    print(f"  worst case of {METRIC_TEXT[s['metric']]}: {result.value:.6g}   (PEP, {result.solver} {result.status}, "
+          + (f"lambda = {lam:.6g}" if lam is not None else "column-stochastic (push-sum)"))
+    print(f"  worst case of {metric_text(args.algorithm)}: {result.value:.6g}   (PEP, {result.solver} {result.status}, "
           f"{result.seconds:.2f} s, Gram {result.size.gram} x {result.size.gram}, {result.size.constraints} "
           f"constraints)")
     if cmp["bound"] is None:
@@ -157,8 +158,13 @@ def run(args) -> int:
         text += f"   ({v['reason']})" if "xi_weight" in v else ""
         print(f"  variant {v['theorem']:<36} {text}" + ("   <- BELOW the worst case" if v["finding"] else ""))
     if cmp["finding"]:
-        print("  a bound is BELOW the PEP worst case: a candidate counter-example (the PEP relaxes the class; "
-              "check interpolation before calling the theorem violated, docs/pep.md)")
+        i = cmp.get("interpolation") or {}
+        verdict = ("its worst-case example passes the interpolation check (L-smooth functions through the extracted "
+                   "points exist and realize the value; largest relative violation "
+                   f"{max(v for k, v in i.items() if k not in ('recomputed', 'points', 'interpolable', 'tol')):.1e})"
+                   if i.get("interpolable") else "its worst-case example FAILS the interpolation check: " + str(i))
+        print("  a bound is BELOW the PEP worst case: a candidate counter-example; " + verdict +
+              " (what the check leaves open: docs/pep.md)")
     return code
 
 

@@ -20,11 +20,19 @@ Which theorem covers which PEP algorithm:
   ||grad f||^2, which with B_het = 1 is the PEP's sigma_g condition with G = sigma_g; Delta0 = 0 (x^{-1} = x^0).
   A bound b + c Xi (Xi the run's consensus error of the y_i^t) holds on every instance iff the worst case of the
   average minus c Xi is <= b: that second PEP is solved (``xi_weight`` of worst_case) and reported.
+* ``dfedsgpm`` (and ``sgp``, its K = 1, alpha = 0 case, outside the theorem's K >= 2, alpha > 0):
+  dfedsgpsm.thm1 and its readings ``.corrected``, ``.consistent``, ``.alpha_tilde`` at rho = 0, with P's push-sum
+  constants measured over max(T, 100) rounds (dfltheory.topology.pushsum.measured: delta, C, q) and
+  x0_sq_mean = 0. Push-sum commutes with translations (x_i^t -> x_i^t + w_i^t a when x^0 -> x^0 + a and every f_i
+  is shifted by a), so the worst case does not depend on ||x^0||^2 while the bound grows with it: the bound at
+  x0_sq_mean = 0 is the one to beat. ``dfedsgpsm-unnormalized``: the same at the radius rho B >= ||rho g|| (the proof
+  uses only the ascent's length, through L^2 rho^2). All bound (1/T) sum_t ||grad f(x_bar^t)||^2 at the numerators'
+  mean.
 """
 
 from __future__ import annotations
 
-from dfltheory.pep.problem import ADMM, CATA, PEPResult
+from dfltheory.pep.problem import ADMM, CATA, PUSH_SUM, PEPResult
 
 __all__ = ["THEOREM", "THEOREMS", "VARIANTS", "theorem_for", "theorem_values", "compare"]
 
@@ -39,7 +47,11 @@ THEOREMS = {"dfedsam.thm4.1": VARIANTS,
             "dfedadmm.thm1": ("dfedadmm.thm1", "dfedadmm.thm1.dfedadmm", "dfedadmm.thm1.corrected",
                               "dfedadmm.thm1.normalized"),
             "dfedcata.thm1": ("dfedcata.thm1", "dfedcata.thm1.consensus"),
-            "dfedcata.thm1.A": ("dfedcata.thm1.A", "dfedcata.thm1.A@Xi=0")}
+            "dfedcata.thm1.A": ("dfedcata.thm1.A", "dfedcata.thm1.A@Xi=0"),
+            "dfedsgpsm.thm1": ("dfedsgpsm.thm1", "dfedsgpsm.thm1.corrected", "dfedsgpsm.thm1.consistent",
+                               "dfedsgpsm.thm1.alpha_tilde")}
+#: Rounds over which push-sum's C, q and delta are measured (at least T).
+PUSH_SUM_HORIZON = 100
 #: Readings with a consensus-error term c Xi: compared through the PEP of the average minus c Xi. "@Xi=0" rows are the
 #: same bound with Xi set to 0 (the paper's claim that the bound has no topology term), against the plain worst case.
 WITH_XI = ("dfedcata.thm1.consensus", "dfedcata.thm1.A")
@@ -50,7 +62,19 @@ def theorem_for(algorithm: str) -> str:
         return "dfedadmm.thm1"
     if algorithm in CATA:
         return "dfedcata.thm1" if algorithm == "dfedcata-b" else "dfedcata.thm1.A"
+    if algorithm in PUSH_SUM:
+        return "dfedsgpsm.thm1"
     return THEOREM
+
+
+def push_sum_constants(P, T: int) -> dict:
+    """delta, C, q of the fixed column-stochastic P, measured over max(T, PUSH_SUM_HORIZON) rounds."""
+    import numpy as np
+
+    from dfltheory.topology.pushsum import measured
+
+    got = measured([np.asarray(P, dtype=float)], horizon=max(T, PUSH_SUM_HORIZON))
+    return {"delta": got["delta"], "C": got["C_measured"], "q": got["q_measured"]}
 
 
 def theorem_values(result: PEPResult, lam: float) -> tuple[dict | None, str]:
@@ -70,6 +94,12 @@ def theorem_values(result: PEPResult, lam: float) -> tuple[dict | None, str]:
     if missing:
         return None, f"{tid} assumes {' and '.join(missing)} (its heterogeneity and bounded-gradient assumptions): " \
                      f"give {', '.join(missing)}"
+    if s["algorithm"] in PUSH_SUM:
+        consts = push_sum_constants(s["mixing_args"]["W"], s["T"])
+        rho = s["rho"] * s["B"] if s["rho"] else 0.0  # radius of the unnormalized ascent rho g
+        values = dict(eta=s["eta"], K=s["K"], T=s["T"], L=s["L"], alpha=s["alpha"] or 0.0, rho=rho, sigma_l=0.0,
+                      sigma_g=s["sigma_g"], B=s["B"], f0_minus_fstar=s["Delta"], x0_sq_mean=0.0, **consts)
+        return values, ""
     if s["algorithm"] in ADMM:
         if s["Q"] != 1:
             return None, f"{tid} models one gossip step per round (Q = 1), got Q = {s['Q']}"
@@ -96,6 +126,10 @@ def compare(result: PEPResult, lam: float) -> dict:
         rows = rows[:1]
     out = dict(rows[0], lam=lam, worst_case=result.value, variants=rows[1:])
     out["finding"] = any(r["finding"] for r in rows)
+    out["interpolation"] = result.diagnostics.get("interpolation")
+    if out["finding"] and out["interpolation"] is not None:
+        # a candidate counter-example: is the worst-case example a genuine instance (dfltheory.pep.interpolation)?
+        out["interpolable"] = bool(out["interpolation"]["interpolable"])
     return out
 
 

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["ExplicitMixing", "SpectralClass", "as_mixing"]
+__all__ = ["ExplicitMixing", "PushSumMixing", "SpectralClass", "as_mixing"]
 
 _TOL = 1e-9
 
@@ -105,6 +105,38 @@ class SpectralClass:
                 f"[{self.lo:g}, {self.hi:g}]")
 
 
+@dataclass(frozen=True)
+class PushSumMixing:
+    """A given column-stochastic P (m x m, nonnegative, columns summing to 1, positive diagonal): push-sum's
+    x <- P x, w <- P w (card dfedsgpsm §3.1 lines 15-16; receiver row, sender column). The push-sum weights
+    w^t = P^t 1 depend on P only, so the de-biased points x / w are linear combinations of the PEP's points."""
+
+    P: np.ndarray
+
+    def __post_init__(self):
+        P = np.asarray(self.P.toarray() if hasattr(self.P, "toarray") else self.P, dtype=float)
+        if P.ndim != 2 or P.shape[0] != P.shape[1] or P.shape[0] < 1:
+            raise ValueError(f"P must be a square m x m matrix, got shape {P.shape}")
+        if not np.all(np.isfinite(P)) or np.any(P < -_TOL):
+            raise ValueError("P must be finite and nonnegative (a column-stochastic push-sum matrix)")
+        if not np.allclose(P.sum(axis=0), 1.0, atol=_TOL):
+            raise ValueError("P is not column-stochastic (every column must sum to 1: receiver row, sender column)")
+        if np.any(np.diag(P) <= 0):
+            raise ValueError("P needs a positive diagonal (every agent keeps a share: the self-loop of card dfedsgpsm "
+                             "§2)")
+        object.__setattr__(self, "P", P)
+
+    @property
+    def m(self) -> int:
+        return self.P.shape[0]
+
+    def describe(self) -> str:
+        return f"column-stochastic P ({self.m} x {self.m}, push-sum)"
+
+    def args(self) -> dict:
+        return {"W": self.P.tolist()}
+
+
 def as_mixing(W=None, spectral=None):
     """The mixing representation from exactly one of ``W`` (a matrix or :class:`ExplicitMixing`) and ``spectral``
     (a pair (lo, hi) or :class:`SpectralClass`)."""
@@ -112,7 +144,7 @@ def as_mixing(W=None, spectral=None):
         raise ValueError("give exactly one of W= (an explicit mixing matrix) and spectral=(lo, hi) "
                          "(the spectral class)")
     if W is not None:
-        return W if isinstance(W, ExplicitMixing) else ExplicitMixing(W)
+        return W if isinstance(W, (ExplicitMixing, PushSumMixing)) else ExplicitMixing(W)
     if isinstance(spectral, SpectralClass):
         return spectral
     try:

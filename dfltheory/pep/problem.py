@@ -59,10 +59,11 @@ from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
-from dfltheory.pep.mixing import ExplicitMixing, SpectralClass, as_mixing
+from dfltheory.pep.mixing import ExplicitMixing, PushSumMixing, SpectralClass, as_mixing
 
-__all__ = ["ACCEPTED_STATUSES", "ALGORITHMS", "ADMM", "CATA", "GAPS", "HETEROGENEITY_AT", "METRICS", "PEPResult", "PEPSolveError",
-           "Size", "admm_gamma", "estimate_size", "worst_case", "MAX_GRAM", "MAX_SECONDS"]
+__all__ = ["ACCEPTED_STATUSES", "ADMM", "ALGORITHMS", "CATA", "GAPS", "HETEROGENEITY_AT", "MAX_GRAM", "MAX_SECONDS",
+           "METRICS", "PEPResult", "PEPSolveError", "PUSH_SUM", "Size", "admm_gamma", "estimate_size", "metric_text",
+           "worst_case"]
 
 #: algorithm -> (gradient queries per local step, description)
 ALGORITHMS = {
@@ -75,6 +76,12 @@ ALGORITHMS = {
                     "ghat_old, then Q gossip steps (needs lam_pen)"),
     "dfedadmm-sam-unnormalized": (2, "DFedADMM-SAM with the unnormalized ascent step y + rho grad f_i(y), the step "
                                      "its proof analyses (the box's normalized step is not expressible in a PEP)"),
+    "sgp": (1, "SGP: one local gradient step at the de-biased z = x/w applied to the numerator x, then push-sum "
+               "with a column-stochastic P (needs K = 1, alpha = 0)"),
+    "dfedsgpm": (1, "DFedSGPSM at rho = 0 (DFedSGPM): K heavy-ball steps v = alpha v + grad f_i(x/w), x -= eta v "
+                    "(v reset each round), then push-sum with P (needs alpha)"),
+    "dfedsgpsm-unnormalized": (2, "DFedSGPSM with the unnormalized ascent z + rho grad f_i(z) (the box's normalized "
+                                  "step is not expressible in a PEP); needs alpha"),
     "dfedcata-a": (1, "DFedCata reading A (the public code): K steps on f_i + (lam_pen/2)||x - y_i||^2, then "
                       "y = a + beta (a - x_K), a = W^Q x_K (needs lam_pen, beta)"),
     "dfedcata-b": (1, "DFedCata reading B (the proof): the same local steps, then y = a + beta (a - a_prev), "
@@ -84,12 +91,24 @@ ALGORITHMS = {
 #: ||grad f(w^t)||^2 at the theorem's auxiliary sequence (card dfedadmm §2, §6.1 Lemma 9).
 METRICS = {"dpsgd": "min", "dfedavg": "min", "dfedavg-mgs": "min", "dfedsam-unnormalized": "min",
            "dfedadmm": "average", "dfedadmm-sam-unnormalized": "average", "dfedcata-a": "average",
-           "dfedcata-b": "average"}
-METRIC_TEXT = {"min": "min_t ||grad f(x_bar^t)||^2",
-               "average": "(1/T) sum_t ||grad f(p^t)||^2 at the theorem's auxiliary sequence p^t"}
-SAM = ("dfedsam-unnormalized", "dfedadmm-sam-unnormalized")
+           "dfedcata-b": "average", "sgp": "average", "dfedsgpm": "average", "dfedsgpsm-unnormalized": "average"}
+_POINT = {"dfedadmm": "w^t = x_bar^t + ((1-gamma)/gamma)(x_bar^t - x_bar^{t-1})",
+          "dfedcata-a": "p^t = a_bar^t (the mean of W x_K)",
+          "dfedcata-b": "p^t = a_bar^t + beta/(1-beta)(a_bar^t - a_bar^{t-1})",
+          "sgp": "x_bar^t, the numerators' mean"}
+_POINT.update({"dfedadmm-sam-unnormalized": _POINT["dfedadmm"], "dfedsgpm": _POINT["sgp"],
+               "dfedsgpsm-unnormalized": _POINT["sgp"]})
+
+
+def metric_text(algorithm: str) -> str:
+    """The quantity the PEP bounds for ``algorithm``, in words."""
+    if METRICS[algorithm] == "min":
+        return "min_t ||grad f(x_bar^t)||^2"
+    return f"(1/T) sum_t ||grad f(p^t)||^2 at {_POINT[algorithm]}"
+SAM = ("dfedsam-unnormalized", "dfedadmm-sam-unnormalized", "dfedsgpsm-unnormalized")
 ADMM = ("dfedadmm", "dfedadmm-sam-unnormalized")
 CATA = ("dfedcata-a", "dfedcata-b")
+PUSH_SUM = ("sgp", "dfedsgpm", "dfedsgpsm-unnormalized")
 GAPS = ("fstar", "last")
 HETEROGENEITY_AT = ("averages", "all")
 
@@ -146,7 +165,8 @@ def admm_gamma(eta: float, lam_pen: float, K: int) -> float:
     return 1.0 - (1.0 - eta / lam_pen) ** K
 
 
-def _check(algorithm, m, K, T, eta, L, Delta, sigma_g, B, rho, Q, gap, heterogeneity_at, lam_pen=None, beta=None):
+def _check(algorithm, m, K, T, eta, L, Delta, sigma_g, B, rho, Q, gap, heterogeneity_at, lam_pen=None, beta=None,
+           alpha=None):
     if algorithm not in ALGORITHMS:
         raise ValueError(f"unknown algorithm {algorithm!r}; use one of {sorted(ALGORITHMS)}")
     for name, v in (("m", m), ("K", K), ("T", T), ("Q", Q)):
@@ -185,6 +205,19 @@ def _check(algorithm, m, K, T, eta, L, Delta, sigma_g, B, rho, Q, gap, heterogen
         raise ValueError(f"lam_pen = {lam_pen} only applies to {', '.join(ADMM + CATA)}")
     if beta is not None and algorithm not in CATA:
         raise ValueError(f"beta = {beta} only applies to {' and '.join(CATA)}")
+    if algorithm in PUSH_SUM:
+        if algorithm == "sgp" and (K != 1 or alpha):
+            raise ValueError(f"sgp is one local step without momentum (K = 1, alpha = 0), got K = {K}, alpha = {alpha};"
+                             " use dfedsgpm")
+        if algorithm != "sgp" and alpha is None:
+            raise ValueError(f"{algorithm} needs the momentum coefficient alpha (a number in [0, 1))")
+        if alpha is not None and (isinstance(alpha, bool) or not isinstance(alpha, (int, float, np.integer,
+                                                                                   np.floating)) or not 0 <= alpha < 1):
+            raise ValueError(f"alpha must be a number in [0, 1), got {alpha!r}")
+        if Q != 1:
+            raise ValueError(f"{algorithm} mixes once per round (Q = 1), got Q = {Q}")
+    elif alpha is not None:
+        raise ValueError(f"alpha = {alpha} only applies to {', '.join(PUSH_SUM)}")
     if gap not in GAPS:
         raise ValueError(f"gap must be one of {GAPS}, got {gap!r}")
     if gap == "last" and T < 2:
@@ -229,7 +262,8 @@ def estimate_size(algorithm: str, m: int, K: int, T: int, Q: int = 1, spectral: 
 def worst_case(algorithm: str, m: int, K: int, T: int, eta: float, L: float = 1.0, Delta: float = 1.0, *,
                W=None, spectral=None, sigma_g: float | None = None, B: float | None = None, rho: float = 0.0,
                Q: int = 1, gap: str = "fstar", heterogeneity_at: str = "averages", lam_pen: float | None = None,
-               beta: float | None = None, xi_weight: float = 0.0, solver: str = "CLARABEL",
+               beta: float | None = None, alpha: float | None = None, xi_weight: float = 0.0,
+               solver: str = "CLARABEL",
                max_seconds: float = MAX_SECONDS, strict: bool = False) -> PEPResult:
     """Worst case of the quantity :data:`METRICS` names for ``algorithm`` (min_{t<T} ||grad f(x_bar^t)||^2, or the
     average over t < T of ||grad f(w^t)||^2 for DFedADMM, whose penalty is ``lam_pen``, or of ||grad f(p^t)||^2 for
@@ -245,12 +279,17 @@ def worst_case(algorithm: str, m: int, K: int, T: int, eta: float, L: float = 1.
     or whose primal or dual residuals, proof reconstruction or duality gap exceed the tolerances, raises
     :class:`PEPSolveError`: never a number.
     """
-    _check(algorithm, m, K, T, eta, L, Delta, sigma_g, B, rho, Q, gap, heterogeneity_at, lam_pen, beta)
+    _check(algorithm, m, K, T, eta, L, Delta, sigma_g, B, rho, Q, gap, heterogeneity_at, lam_pen, beta, alpha)
     if xi_weight and (algorithm not in CATA or not math.isfinite(xi_weight) or xi_weight < 0):
         raise ValueError(f"xi_weight = {xi_weight} needs a DFedCata algorithm ({', '.join(CATA)}) and a finite value "
                          ">= 0")
+    if algorithm in PUSH_SUM:
+        if spectral is not None or W is None:
+            raise ValueError(f"{algorithm} runs push-sum on an explicit column-stochastic P: give W=P (the spectral "
+                             "class models symmetric doubly stochastic matrices only)")
+        W = W if isinstance(W, PushSumMixing) else PushSumMixing(W)
     mixing = as_mixing(W, spectral)
-    if isinstance(mixing, ExplicitMixing) and mixing.m != m:
+    if isinstance(mixing, (ExplicitMixing, PushSumMixing)) and mixing.m != m:
         raise ValueError(f"W is {mixing.m} x {mixing.m} but m = {m}; give an m x m matrix")
     size = estimate_size(algorithm, m, K, T, Q, isinstance(mixing, SpectralClass), heterogeneity_at,
                          sigma_g is not None, B is not None)
@@ -260,10 +299,11 @@ def worst_case(algorithm: str, m: int, K: int, T: int, eta: float, L: float = 1.
                          "reduce m, K or T (about m (T (K + 1))^2 constraints, solve time ~ constraints^2)")
     settings = dict(algorithm=algorithm, m=m, K=K, T=T, eta=eta, L=L, Delta=Delta, sigma_g=sigma_g, B=B, rho=rho,
                     Q=Q, gap=gap, heterogeneity_at=heterogeneity_at, mixing=mixing.describe(), lam_pen=lam_pen,
-                    beta=beta, xi_weight=xi_weight, metric=METRICS[algorithm], mixing_args=mixing.args())
-    problem = _build(algorithm, m, K, T, eta, L, Delta, mixing, sigma_g, B, rho, Q, gap, heterogeneity_at, lam_pen,
-                     beta, xi_weight)
-    return _solve(problem, solver, size, settings, ACCEPTED_STATUSES[:1] if strict else ACCEPTED_STATUSES)
+                    beta=beta, alpha=alpha, xi_weight=xi_weight, metric=METRICS[algorithm],
+                    mixing_args=mixing.args())
+    problem, trace = _build(algorithm, m, K, T, eta, L, Delta, mixing, sigma_g, B, rho, Q, gap, heterogeneity_at,
+                            lam_pen, beta, xi_weight, alpha)
+    return _solve(problem, solver, size, settings, ACCEPTED_STATUSES[:1] if strict else ACCEPTED_STATUSES, trace)
 
 
 def _mean(points):
@@ -295,8 +335,8 @@ def _gossip(mixing, z, Q, consensus):
     from PEPit import Point
 
     m = len(z)
-    if isinstance(mixing, ExplicitMixing):
-        WQ = mixing.power(Q)
+    if isinstance(mixing, (ExplicitMixing, PushSumMixing)):
+        WQ = mixing.power(Q) if isinstance(mixing, ExplicitMixing) else mixing.P
         out = []
         for i in range(m):  # equal rows (to 1e-12) give the same point: no duplicate the SDP must reconcile
             same = next((j for j in range(i) if np.allclose(WQ[i], WQ[j], rtol=0, atol=1e-12)), None)
@@ -314,7 +354,7 @@ def _gossip(mixing, z, Q, consensus):
 
 
 def _build(algorithm, m, K, T, eta, L, Delta, mixing, sigma_g, B, rho, Q, gap, heterogeneity_at, lam_pen=None,
-           beta=None, xi_weight=0.0):
+           beta=None, xi_weight=0.0, alpha=None):
     from PEPit import PEP, Expression
     from PEPit.functions import SmoothFunction
 
@@ -322,7 +362,8 @@ def _build(algorithm, m, K, T, eta, L, Delta, mixing, sigma_g, B, rho, Q, gap, h
     fs = [problem.declare_function(SmoothFunction, L=L) for _ in range(m)]
     x0 = problem.set_initial_point()
     x = [x0] * m  # round-start points (DFedCata: the extrapolated y_i^t)
-    admm, cata = algorithm in ADMM, algorithm in CATA
+    admm, cata, push = algorithm in ADMM, algorithm in CATA, algorithm in PUSH_SUM
+    weights = np.ones(m)  # push-sum weights w^t = P^t 1 (known numbers: they depend on P only)
     sam = algorithm in SAM and rho
     duals = [None] * m  # DFedADMM's ghat_i^{t-1} (None: the initial 0)
     agg = agg_prev = [x0] * m  # DFedCata's A^t and A^{t-1} (A^{-1} = A^0 = x^0)
@@ -344,10 +385,15 @@ def _build(algorithm, m, K, T, eta, L, Delta, mixing, sigma_g, B, rho, Q, gap, h
         z = []
         for i in range(m):
             y = x[i]
+            velocity = None  # DFedSGPM's momentum, reset every round (line 3)
             for _ in range(K):
-                g = fs[i].gradient(y)
+                at = (1 / weights[i]) * y if push and weights[i] != 1 else y  # push-sum: the de-biased z = x/w
+                g = fs[i].gradient(at)
                 if sam:
-                    g = fs[i].gradient(y + rho * g)
+                    g = fs[i].gradient(at + rho * g)
+                if push and alpha:  # line 10: v = alpha v + g
+                    velocity = g if velocity is None else alpha * velocity + g
+                    g = velocity
                 if admm:  # eq. (6): the gradient of the augmented Lagrangian L_i(., x_i^t, ghat_i^{t-1})
                     if duals[i] is not None:
                         g = g - duals[i]
@@ -364,6 +410,8 @@ def _build(algorithm, m, K, T, eta, L, Delta, mixing, sigma_g, B, rho, Q, gap, h
             z.append(y)
         prev = xbar
         mixed = _gossip(mixing, z, Q, consensus)
+        if push:
+            weights = mixing.P @ weights
         if cata:  # Nesterov extrapolation: A around X_K (pre/post-aggregation) or B around A^{t-1} (consecutive)
             agg_prev, agg = agg, mixed
             base = z if algorithm == "dfedcata-a" else agg_prev
@@ -380,6 +428,7 @@ def _build(algorithm, m, K, T, eta, L, Delta, mixing, sigma_g, B, rho, Q, gap, h
 
     # f(x^0) - f* <= Delta
     _, _, g0, f0 = averages[0]
+    fstar = None
     if gap == "fstar":
         fstar = Expression(is_leaf=True)
         problem.set_initial_condition(f0 - fstar <= Delta)
@@ -417,7 +466,7 @@ def _build(algorithm, m, K, T, eta, L, Delta, mixing, sigma_g, B, rho, Q, gap, h
         V = [[hi * xi - yi for xi, yi in zip(X, Y)] for X, Y in consensus]  # hi X - Y
         matrix = [[0.5 * (inner(U[s], V[r]) + inner(U[r], V[s])) for r in range(S)] for s in range(S)]
         problem.add_psd_matrix(matrix)
-    return problem
+    return problem, (fs, averages, fstar)
 
 
 def _sum(exprs):
@@ -466,7 +515,7 @@ def _diagnostics(problem) -> dict:
                 lmi_dual_min_eig=lmi_dual_min_eig, proof_error=proof_error)
 
 
-def _solve(problem, solver, estimate, settings, accepted) -> PEPResult:
+def _solve(problem, solver, estimate, settings, accepted, trace=None) -> PEPResult:
     from PEPit import Point
 
     start = time.perf_counter()
@@ -504,5 +553,13 @@ def _solve(problem, solver, estimate, settings, accepted) -> PEPResult:
                             f"worst case ({detail}; tolerances: dual {TOL_FEASIBILITY:g}, primal {TOL_PRIMAL:g}, "
                             f"gap {TOL_GAP:g}, proof {TOL_PROOF:g}, times max(1, value)); no worst case is reported: "
                             "try a smaller K or T, L = Delta = 1, or solver='SCS'")
+    if trace is not None:  # the worst-case example, checked independently (dfltheory.pep.interpolation)
+        from dfltheory.pep import interpolation
+
+        example = interpolation.extract(*trace)
+        diag["interpolation"] = interpolation.check(
+            example, L=settings["L"], Delta=settings["Delta"], metric=settings["metric"],
+            value=None if settings.get("xi_weight") else value,
+            sigma_g=settings["sigma_g"], B=settings["B"], gap=settings["gap"])
     return PEPResult(value=value, primal=primal, status=status, solver=solver_name, seconds=seconds, size=size,
                      diagnostics=diag, settings=settings)

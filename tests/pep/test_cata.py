@@ -16,8 +16,8 @@ def W_lam(m, lam):
 
 
 def simulate_cata(a, c, x0, W, K, T, eta, lam_pen, beta, mode):
-    """Card dfedcata §3.1 pseudocode on f_i = (a_i/2)||x - c_i||^2: average over t < T of ||grad f(p^t)||^2, f(x^0) - f*,
-    the largest heterogeneity at the p^t, the largest queried gradient norm and Xi."""
+    """Card dfedcata §3.1 pseudocode on f_i = (a_i/2)||x - c_i||^2: average over t < T of ||grad f(p^t)||^2,
+    f(x^0) - f*, the largest heterogeneity at the p^t, the largest queried gradient norm and Xi."""
     m = len(a)
     grad = [lambda x, i=i: a[i] * (x - c[i]) for i in range(m)]
     y = [x0.copy() for _ in range(m)]

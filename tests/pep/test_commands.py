@@ -110,3 +110,27 @@ def test_dfedcata_reading_b_with_its_consensus_reading(capsys):
                        "--set", "lam_pen=1", "beta=0.3", "sigma_g=1", "--lambda", "0.5")
     assert code == 0 and "dfedcata.thm1 at sigma_l = 0" in out and "variant dfedcata.thm1.consensus" in out
     assert "minus" in out and "beta = 0.3" in out
+
+
+def test_push_sum_matrix_file_without_lambda(capsys, tmp_path):
+    P = np.array([[0.5, 0, 1 / 3], [0.5, 0.5, 1 / 3], [0, 0.5, 1 / 3]])
+    path = tmp_path / "P.npy"
+    np.save(path, P)
+    code, out, _ = run(capsys, "pep", "dfedsgpm", "--K", "2", "--T", "2", "--eta", "0.02", "--set", "alpha=0.5",
+                       "sigma_g=1", "B=2", "--matrix", str(path))
+    assert code == 0 and "column-stochastic (push-sum)" in out and "dfedsgpsm.thm1 at sigma_l = 0" in out
+    assert "numerators' mean" in out
+
+
+def test_pep_table_rows_are_json_safe():
+    from dfltheory.pep import pep_table
+    from dfltheory.pep.sweep import W_lambda
+
+    rows = pep_table([("dfedadmm", dict(K=2, T=2, eta=0.005, lam_pen=0.01, W=W_lambda(3, 0.5)), "W(0.5)", 0.5),
+                      ("sgp", dict(K=1, T=2, eta=0.02, W=W_lambda(3, 0.5)), "W(0.5)", None)])
+    json.dumps(rows, allow_nan=False)
+    assert [r["theorem"] for r in rows[:3]] == ["dfedadmm.thm1", "dfedadmm.thm1.dfedadmm", "dfedsgpsm.thm1"]
+    assert rows[0]["status"] == "holds" and rows[0]["ratio"] == pytest.approx(rows[0]["bound"] / rows[0]["worst_case"])
+    assert all(r["bound"] is None and r["status"].startswith("no bound") for r in rows[2:])  # K = 1, alpha = 0
+    assert set(rows[0]) == {"algorithm", "instance", "quantity", "worst_case", "theorem", "bound", "ratio", "status",
+                            "seconds"}

@@ -1,0 +1,87 @@
+"""The worst-case example behind a PEP value, and an independent check that it is a genuine instance (issue 14 §3).
+
+After a solve PEPit factors the Gram matrix, G = M^T M, so every point and gradient gets a vector of R^r (r the
+Gram order) and every function value a number. :func:`extract` reads them: for each agent i the triples
+(x, grad f_i(x), f_i(x)) at every point where f_i was queried, the metric points and f*. :func:`check` then verifies,
+in numpy and without PEPit's constraint objects:
+
+* **interpolation** (Rotaru, Glineur & Patrinos 2022, Theorem 3.10; PEPit's SmoothFunction): the triples of f_i are
+  those of an L-smooth function iff for every pair (a, b) of them
+      f_a - f_b >= -(L/4)||x_a - x_b||^2 + (1/2)<g_a + g_b, x_a - x_b> + (1/(4L))||g_a - g_b||^2;
+* the **quantity** recomputed from the vectors (min or average over t of ||(1/m) sum_i grad f_i(p^t)||^2) equals
+  the PEP value, and the **assumptions at the points**: f(x^0) - f* <= Delta, f(p^t) - f* >= ||grad f(p^t)||^2/(2L),
+  sigma_g at the metric points, ||grad f_i|| <= B at every queried point.
+
+Each violation is relative to max(1, the magnitude of the terms). A candidate counter-example passes when every
+violation is below ``tol``: then L-smooth functions through the extracted data exist (the interpolant of Theorem
+3.10) and realize the PEP value on the algorithm's own iterates (the points are the algorithm's linear combinations
+by construction). What this does not verify: that the interpolant keeps f >= f* and sigma_g, B between the points
+(the PEP imposes them at the points only), and, for the spectral class, that one W of the class produces the
+consensus steps (Colla & Hendrickx's relaxation). Those remain the caveats of a finding (docs/pep.md).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["TOL", "extract", "check"]
+
+#: Largest relative violation accepted (the SDP's primal residuals are ~1e-9; the factorization adds rounding).
+TOL = 1e-6
+
+
+def extract(functions, averages, fstar) -> dict:
+    """Numbers of the solved PEP: ``functions`` the PEPit functions f_1..f_m, ``averages`` the build's list of
+    (metric point, [grad f_i], grad f, f) per round, ``fstar`` the f* leaf (None for gap='last')."""
+    per_function = []
+    for f in functions:
+        triples = list(f.list_of_points)
+        per_function.append({"x": np.array([p.eval() for p, _, _ in triples]),
+                             "g": np.array([g.eval() for _, g, _ in triples]),
+                             "f": np.array([float(v.eval()) for _, _, v in triples])})
+    metric = [{"grad": np.asarray(gbar.eval()), "f": float(fbar.eval()),
+               "grads": np.array([g.eval() for g in gs])} for _, gs, gbar, fbar in averages]
+    return {"functions": per_function, "metric": metric,
+            "fstar": None if fstar is None else float(fstar.eval())}
+
+
+def _smoothness_violation(x, g, f, L) -> float:
+    """Largest relative violation of the L-smooth interpolation inequality over all ordered pairs."""
+    dx = x[:, None, :] - x[None, :, :]
+    dg = g[:, None, :] - g[None, :, :]
+    sg = g[:, None, :] + g[None, :, :]
+    lhs = f[:, None] - f[None, :]
+    rhs = -(L / 4) * np.sum(dx * dx, -1) + 0.5 * np.sum(sg * dx, -1) + np.sum(dg * dg, -1) / (4 * L)
+    scale = np.maximum(1.0, np.abs(lhs) + (L / 4) * np.sum(dx * dx, -1) + np.abs(0.5 * np.sum(sg * dx, -1))
+                       + np.sum(dg * dg, -1) / (4 * L))
+    return float(np.max(np.maximum(rhs - lhs, 0.0) / scale, initial=0.0))
+
+
+def check(example: dict, *, L: float, Delta: float, value: float | None, metric: str, sigma_g: float | None = None,
+          B: float | None = None, gap: str = "fstar", tol: float = TOL) -> dict:
+    """Violations of interpolation, of the quantity (skipped when ``value`` is None: an objective that is not the
+    quantity alone) and of the assumptions at the points; ``interpolable`` is True when every one is below ``tol``."""
+    smooth = max(_smoothness_violation(d["x"], d["g"], d["f"], L) for d in example["functions"])
+    norms = [float(np.sum(p["grad"] ** 2)) for p in example["metric"]]
+    recomputed = min(norms) if metric == "min" else float(np.mean(norms))
+    out = {"smoothness": smooth, "recomputed": recomputed,
+           "points": int(sum(len(d["f"]) for d in example["functions"]))}
+    if value is not None:
+        out["quantity"] = abs(recomputed - value) / max(1.0, abs(value))
+    f0 = example["metric"][0]["f"]
+    if gap == "fstar":
+        fstar = example["fstar"]
+        out["gap"] = max([max(0.0, f0 - fstar - Delta) / max(1.0, Delta)] +
+                         [max(0.0, fstar - p["f"] + n / (2 * L)) / max(1.0, abs(p["f"]))
+                          for p, n in zip(example["metric"], norms)])
+    else:
+        out["gap"] = max(0.0, f0 - example["metric"][-1]["f"] - Delta) / max(1.0, Delta)
+    if sigma_g is not None:
+        het = [float(np.mean(np.sum((p["grads"] - p["grad"]) ** 2, -1))) for p in example["metric"]]
+        out["sigma_g"] = max(0.0, max(het) - sigma_g ** 2) / max(1.0, sigma_g ** 2)
+    if B is not None:
+        top = max(float(np.max(np.sum(d["g"] ** 2, -1))) for d in example["functions"])
+        out["B"] = max(0.0, top - B ** 2) / max(1.0, B ** 2)
+    out["interpolable"] = all(v <= tol for k, v in out.items() if k not in ("recomputed", "points"))
+    out["tol"] = tol
+    return out

@@ -1,0 +1,84 @@
+"""One table of worst case against bound for every algorithm a theorem covers (issue 14 §4, the report's section).
+
+:func:`pep_table` solves a fixed set of small instances (m = 3 agents, K = 2 local steps unless the algorithm
+fixes K, T = 3 or 4 rounds, L = Delta = 1, sigma_g = 1, B = 2) in both mixing representations where they apply, and
+returns one JSON-safe row per (instance, reading of the theorem). Step sizes satisfy each theorem's conditions
+(dfedadmm.thm1 needs eta <= 1/(96 K L) and eta <= lam_pen <= K eta). About 25-35 s on 2 shared cores
+(benchmarks/bench_pep.py times it).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+
+import numpy as np
+
+from dfltheory.pep.compare import compare
+from dfltheory.pep.problem import PEPSolveError, worst_case
+from dfltheory.pep.sweep import W_lambda
+
+__all__ = ["INSTANCES", "P_DIRECTED", "pep_table"]
+
+#: A column-stochastic, non-symmetric P on 3 agents (1 -> 2, 2 -> 3, 3 -> all; self-loops): push-sum's instance.
+P_DIRECTED = np.array([[1 / 2, 0, 1 / 3], [1 / 2, 1 / 2, 1 / 3], [0, 1 / 2, 1 / 3]])
+
+_COMMON = dict(m=3, sigma_g=1.0, B=2.0)
+#: (algorithm, keyword arguments of worst_case, mixing label, lambda for the theorem)
+INSTANCES = [
+    ("dfedavg", dict(K=2, T=4, eta=0.05, W=W_lambda(3, 0.5)), "W(0.5)", 0.5),
+    ("dfedavg", dict(K=2, T=4, eta=0.05, spectral=(-0.5, 0.5)), "class [-0.5, 0.5]", 0.5),
+    ("dpsgd", dict(K=1, T=4, eta=0.1, W=W_lambda(3, 0.5)), "W(0.5)", 0.5),
+    ("dfedavg-mgs", dict(K=2, T=4, eta=0.05, Q=2, W=W_lambda(3, 0.9)), "W(0.9)", 0.9),
+    ("dfedadmm", dict(K=2, T=4, eta=0.005, lam_pen=0.01, W=W_lambda(3, 0.5)), "W(0.5)", 0.5),
+    ("dfedadmm", dict(K=2, T=4, eta=0.005, lam_pen=0.01, spectral=(-0.5, 0.5)), "class [-0.5, 0.5]", 0.5),
+    ("dfedadmm-sam-unnormalized", dict(K=2, T=3, eta=0.005, lam_pen=0.01, rho=0.05, W=W_lambda(3, 0.5)), "W(0.5)",
+     0.5),
+    ("dfedcata-a", dict(K=2, T=4, eta=0.05, lam_pen=1.0, beta=0.3, W=W_lambda(3, 0.5)), "W(0.5)", 0.5),
+    ("dfedcata-b", dict(K=2, T=4, eta=0.05, lam_pen=1.0, beta=0.3, W=W_lambda(3, 0.5)), "W(0.5)", 0.5),
+    ("dfedcata-b", dict(K=2, T=3, eta=0.05, lam_pen=1.0, beta=0.3, spectral=(-0.5, 0.5)), "class [-0.5, 0.5]", 0.5),
+    ("dfedsgpm", dict(K=2, T=4, eta=0.02, alpha=0.5, W=P_DIRECTED), "directed P (push-sum)", None),
+]
+
+
+def _instance(algorithm: str, kw: dict, mixing: str) -> str:
+    keys = ("K", "T", "eta", "Q", "lam_pen", "beta", "rho", "alpha")
+    text = ", ".join(f"{k} = {kw[k]:g}" for k in keys if k in kw)
+    return f"m = 3, {text}, sigma_g = 1, B = 2, L = Delta = 1; {mixing}"
+
+
+def _finite(v):
+    return None if v is None or not math.isfinite(v) else float(v)
+
+
+def pep_table(instances=None) -> list[dict]:
+    """Rows: algorithm, instance, quantity, worst_case, theorem, bound, ratio (bound / worst case), status ('holds',
+    'candidate counter-example (interpolable)' / '(not interpolable)', 'no bound: ...' or 'solve failed: ...'),
+    seconds. Readings with a consensus term c Xi (DFedCata) compare the bound b with the worst case of the average
+    minus c Xi (column worst_case)."""
+    from dfltheory.pep.problem import metric_text
+
+    rows = []
+    for algorithm, kw, mixing, lam in instances or INSTANCES:
+        base = dict(algorithm=algorithm, instance=_instance(algorithm, kw, mixing), quantity=metric_text(algorithm))
+        start = time.perf_counter()
+        try:
+            r = worst_case(algorithm, **_COMMON, **kw)
+        except PEPSolveError as err:
+            rows.append(dict(base, worst_case=None, theorem=None, bound=None, ratio=None,
+                             status=f"solve failed: {err}", seconds=time.perf_counter() - start))
+            continue
+        c = compare(r, lam)
+        interp = "interpolable" if c["interpolation"]["interpolable"] else "not interpolable"
+        for reading in [c] + c["variants"]:
+            worst = reading.get("worst_case_minus_xi", r.value)
+            if reading["bound"] is None:
+                status = f"no bound: {reading['reason']}"
+            elif reading["finding"]:
+                status = f"candidate counter-example ({interp})"
+            else:
+                status = "holds"
+            rows.append(dict(base, worst_case=_finite(worst), theorem=reading["theorem"],
+                             bound=_finite(reading["bound"]), ratio=_finite(reading["ratio"]), status=status,
+                             seconds=round(time.perf_counter() - start, 2)))
+    return rows

@@ -1,0 +1,36 @@
+"""The worst-case example behind a PEP value: extracted from the SDP solution and checked independently (L-smooth
+interpolation, the quantity recomputed, the assumptions at the points)."""
+
+import numpy as np
+import pytest
+
+from dfltheory.pep import interpolation, worst_case
+
+
+@pytest.mark.parametrize("algorithm, kw", [
+    ("dfedavg", dict(spectral=(-0.5, 0.5))),
+    ("dfedadmm", dict(W=np.full((2, 2), 0.5), lam_pen=0.4)),
+    ("dfedcata-b", dict(W=np.full((2, 2), 0.5), lam_pen=0.5, beta=0.4)),
+])
+def test_every_worst_case_example_is_interpolable(algorithm, kw):
+    r = worst_case(algorithm, 2, 2, 3, 0.2, sigma_g=1.0, B=2.0, **kw)
+    i = r.diagnostics["interpolation"]
+    assert i["interpolable"] and i["smoothness"] <= 1e-6 and i["quantity"] <= 1e-6
+    assert i["recomputed"] == pytest.approx(r.value, rel=1e-6) and i["points"] >= 2 * 3
+
+
+def example(L=1.0):
+    """f(x) = (L/2)||x||^2 at three points: interpolable with constant L, not with a smaller one."""
+    x = np.array([[0.0, 0.0], [1.0, 0.0], [0.0, 2.0]])
+    g, f = L * x, 0.5 * L * np.sum(x * x, 1)
+    return {"functions": [{"x": x, "g": g, "f": f}],
+            "metric": [{"grad": g[1], "f": f[1], "grads": g[1:2]}], "fstar": 0.0}
+
+
+def test_check_accepts_a_true_instance_and_rejects_a_false_one():
+    kw = dict(Delta=1.0, value=1.0, metric="average", sigma_g=0.0, B=3.0)
+    assert interpolation.check(example(), L=1.0, **kw)["interpolable"]
+    too_curved = interpolation.check(example(), L=0.5, **kw)  # curvature 1 is not 0.5-smooth
+    assert not too_curved["interpolable"] and too_curved["smoothness"] > 1e-3
+    assert not interpolation.check(example(), L=1.0, **(kw | dict(value=2.0)))["interpolable"]  # wrong quantity
+    assert not interpolation.check(example(), L=1.0, **(kw | dict(B=0.5)))["interpolable"]  # ||g|| = 2 > B
