@@ -23,7 +23,7 @@ def register(subparsers) -> None:
                    "the initial model and a random graph (default: --seed); runs differing in --seed alone then "
                    "differ only in the minibatches")
     p.add_argument("--clients", "--n", dest="n", type=int, default=10, help="number of clients m (--n is an alias; "
-                   "under torchrun write --clients: torchrun's parser takes --n for an abbreviation of its own options)")
+                   "under torchrun write --clients: torchrun's parser takes --n for an abbreviation of its options)")
     p.add_argument("--partition", default="dirichlet", choices=("dirichlet", "pathological", "iid"))
     p.add_argument("--alpha", type=float, default=0.3, help="Dirichlet concentration")
     p.add_argument("--classes-per-client", type=int, default=2)

@@ -43,8 +43,8 @@ from pathlib import Path
 import torch
 import torch.distributed as dist
 
-from dfltheory.empirical.communication import (CommContext, gossip, loss_selected_push_sum, mix, multi_gossip,
-                                               nesterov_extrapolation, push_sum)
+from dfltheory.empirical.communication import (CommContext, gossip, mix, multi_gossip, nesterov_extrapolation,
+                                               push_sum)
 from dfltheory.empirical.engine import Engine
 
 SPLIT_RULES = (gossip, multi_gossip, push_sum, nesterov_extrapolation)  # push_sum covers loss_selected_push_sum
@@ -148,7 +148,7 @@ class DistributedEngine:
         return total
 
     def gather(self) -> None:
-        """Every rank's block into rank 0's engine (``state``, the per-client ``cstate``; the global ``cstate`` as is)."""
+        """Every rank's block into rank 0's engine (``state``, the per-client ``cstate``; the global ones as they are)."""
         e = self.engine
         state = {k: self._gather_rows(v) for k, v in self.block.items()}
         cstate = {k: self._gather_rows(v) if k in self.client_keys else v for k, v in self.cblock.items()}

@@ -14,15 +14,16 @@ from dfltheory.empirical.engine import Engine
 BASE = {"dataset": "synthetic-logistic", "n": 6, "topology": "ring", "K": 2, "lr": 0.1, "batch_size": 4, "seed": 5,
         "data_params": {"dim": 5, "n_per_client": 12, "n_test_per_client": 4}}
 PUSH = {"topology": "random", "weights": "push-sum", "topology_params": "k=2"}
-CASES = {  # every algorithm the distributed engine splits, on the mixing paths it takes
+CASES = {  # every algorithm the distributed engine splits, on the mixing paths it takes (name: the algorithm)
     "dpsgd": {},
     "dfedavg": {"sparse": True},  # W as CSR
     "dfedavgm": {"topology": "exponential"},
     "dfedsam": {"rho": 0.05},
     "dfedsam-mgs": {"Q": 2, "fresh_gossip": True, "topology": "random", "weights": "uniform", "topology_params": "k=2"},
-    "dfedadmm": {"lam": 1.0},
+    "dfedadmm": {"lam": 1.0, "n": 5},
     "dfedadmm-sam": {"lam": 1.0},
-    "dfedcata": {"mode": "B", "weights": "lazy-metropolis"},
+    "dfedcata": {"mode": "B", "weights": "lazy-metropolis", "n": 5},  # blocks of 3 and 2 clients
+    "dfedcata-A": {"algo": "dfedcata", "mode": "A", "weights": "lazy-metropolis", "n": 5},
     "sgp": PUSH,
     "dfedsgpsm": PUSH,
     "dfedsgpsm-s": {"topology": "neighbour-selection", "topology_params": "k=2"},
@@ -31,8 +32,8 @@ CASES = {  # every algorithm the distributed engine splits, on the mixing paths 
 ROUNDS = 3
 
 
-def cfg_of(algo):
-    return {**BASE, "algo": algo, **CASES[algo]}
+def cfg_of(case):
+    return {**BASE, "algo": case, **CASES[case]}
 
 
 def engine64(cfg) -> Engine:
@@ -57,14 +58,14 @@ def trajectories(rank, world, port, path):
     torch.set_num_threads(1)
     D.init(rank, world)
     out = {}
-    for algo in CASES:
-        d = D.DistributedEngine(engine64(cfg_of(algo)))
+    for case in CASES:
+        d = D.DistributedEngine(engine64(cfg_of(case)))
         steps = []
         for _ in range(ROUNDS):
             d.round()
             if rank == 0:
                 steps.append(snapshot(d.engine))
-        out[algo] = (steps, d.floats_sent)
+        out[case] = (steps, d.floats_sent)
     sent = torch.tensor([out[a][1] for a in CASES], dtype=torch.float64)
     torch.distributed.reduce(sent, dst=0)
     d = D.DistributedEngine(engine64(cfg_of("dfedavg")))  # rank 0 stops early: the others' next round returns False
@@ -94,17 +95,17 @@ def two_ranks(tmp_path_factory):
     return torch.load(path, weights_only=False), torch.load(f"{path}.stopped")
 
 
-@pytest.mark.parametrize("algo", list(CASES))
-def test_two_ranks_give_the_single_process_trajectory(two_ranks, algo):
-    e = engine64(cfg_of(algo))
-    steps, floats = two_ranks[0][algo]
+@pytest.mark.parametrize("case", list(CASES))
+def test_two_ranks_give_the_single_process_trajectory(two_ranks, case):
+    e = engine64(cfg_of(case))
+    steps, floats = two_ranks[0][case]
     diffs = []
     for step in steps:
         e.round()
         diffs.append(max_diff(snapshot(e), step))
-    print(f"{algo}: max difference over {ROUNDS} rounds {max(diffs):.2e}")
+    print(f"{case}: max difference over {ROUNDS} rounds {max(diffs):.2e}")
     assert max(diffs) <= 1e-12, diffs
-    moved = max_diff(snapshot(e)["state"]["x"], engine64(cfg_of(algo)).state["x"])
+    moved = max_diff(snapshot(e)["state"]["x"], engine64(cfg_of(case)).state["x"])
     assert moved > 1e-3  # the comparison is not vacuous: the models moved
     assert 0 < floats <= e.sent * (e.model.dim + 1)  # rows across the boundary, at most one per edge (+ push-sum's w)
 
