@@ -48,6 +48,7 @@ import json
 import math
 import statistics
 import time
+import warnings
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
@@ -153,8 +154,10 @@ class ClientLosses:
             return jvp(lambda y: grad(self._weighted)(y, a, b, w), (x,), (v,))[1]
 
         out = torch.zeros_like(X)
-        for k, a, b, w in self._chunks(rows, self.sample_chunk):
-            out.index_add_(0, k, vmap(one)(X[k], V[k], a, b, w))
+        with warnings.catch_warnings():  # torch's jvp uses torch.jit.script internally, which warns (torch 2.14)
+            warnings.filterwarnings("ignore", message=r".*torch\.jit\.script.*deprecated", category=FutureWarning)
+            for k, a, b, w in self._chunks(rows, self.sample_chunk):
+                out.index_add_(0, k, vmap(one)(X[k], V[k], a, b, w))
         return out
 
     def variances(self, X, rows, mean_grads, masks) -> list[torch.Tensor]:
