@@ -168,3 +168,16 @@ def test_nproc_refuses_what_it_cannot_split(tmp_path, capsys):
                    "--out", str(tmp_path / "r"), "--nproc", "2", "--no-progress"])
     assert rc != 0
     assert "cannot run on several processes" in capsys.readouterr().err
+
+
+def test_clients_survives_torchruns_parser_where_n_does_not(capsys):
+    """torchrun's parser takes --n for an abbreviation of its options; --clients passes through to `train`."""
+    from torch.distributed.run import get_args_parser
+
+    head = ["--nproc-per-node", "2", "-m", "dfltheory", "train", "--algo", "dfedavg"]
+    args = get_args_parser().parse_args([*head, "--clients", "8"])
+    assert args.training_script_args[-2:] == ["--clients", "8"]
+    with pytest.raises(SystemExit):
+        get_args_parser().parse_args([*head, "--n", "8"])
+    assert "ambiguous option: --n" in capsys.readouterr().err
+    assert cli.build_parser().parse_args(["train", "--algo", "dfedavg", "--n", "8", "--out", "r"]).n == 8
