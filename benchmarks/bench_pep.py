@@ -1,7 +1,8 @@
 """Benchmark: PEP solve time for DFedAvg and how the SDP grows with m, K, T (explicit W and spectral class), and
-the trade-off of imposing sigma_g at the averages only or at every queried point.
+the trade-off of imposing sigma_g at the averages only or at every queried point; then every other algorithm at the
+target size (DFedADMM(-SAM), DFedCata A/B, push-sum) as a ratio to DFedAvg there, and pep_table()'s total time.
 
-    python benchmarks/bench_pep.py [--quick]
+    python benchmarks/bench_pep.py [--quick] [--algorithms]
 
 Target (issue 14): m = 3, K = 2, T = 5 under 60 s. Times are also given as ratios to the smallest instance
 (m = 2, K = 1, T = 2) measured in the same run, next to the size-based estimate that worst_case uses to refuse
@@ -35,7 +36,11 @@ def timed(m, K, T, spectral=False, heterogeneity_at="averages"):
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="only the target instance and the baseline")
+    ap.add_argument("--algorithms", action="store_true", help="only the per-algorithm times and pep_table()")
     args = ap.parse_args()
+    if args.algorithms:
+        algorithms()
+        return
     timed(2, 1, 2)  # imports and the first cvxpy compilation
     _, base, _ = timed(2, 1, 2)
     grid = [(3, 2, 5)] if args.quick else [(2, 1, 2), (2, 2, 3), (3, 1, 3), (3, 2, 3), (3, 2, 4), (3, 2, 5),
@@ -53,6 +58,39 @@ def main() -> None:
                 value = f"{r.value:.6g}" if r else ""
                 print(f"{'spectral' if spectral else 'explicit':<9} {where:<9} {m:>2} {K:>2} {T:>2} {gram:>5} {cons:>7} "
                       f"{sec:>8.2f} {sec / base:>7.1f} {est.expected_seconds:>9.1f}  {status} {value}", flush=True)
+
+
+#: every algorithm at the target size m = 3, K = 2 (K = 1 for sgp / dpsgd), T = 5, explicit mixing
+ALGORITHM_RUNS = [
+    ("dfedavg", dict(K=2, eta=0.05)),
+    ("dfedsam-unnormalized", dict(K=2, eta=0.05, rho=0.05)),
+    ("dfedadmm", dict(K=2, eta=0.005, lam_pen=0.01)),
+    ("dfedadmm-sam-unnormalized", dict(K=2, eta=0.005, lam_pen=0.01, rho=0.05)),
+    ("dfedcata-a", dict(K=2, eta=0.05, lam_pen=1.0, beta=0.3)),
+    ("dfedcata-b", dict(K=2, eta=0.05, lam_pen=1.0, beta=0.3)),
+    ("dfedsgpm", dict(K=2, eta=0.02, alpha=0.5)),
+    ("sgp", dict(K=1, eta=0.1)),
+]
+
+
+def algorithms() -> None:
+    from dfltheory.pep import pep_table
+    from dfltheory.pep.table import P_DIRECTED
+
+    timed(2, 1, 2)  # imports and the first cvxpy compilation
+    print(f"{'algorithm':<26} {'gram':>5} {'constr':>7} {'seconds':>8} {'x dfedavg':>9}  value")
+    base = None
+    for algorithm, kw in ALGORITHM_RUNS:
+        mix = dict(W=P_DIRECTED) if algorithm in ("dfedsgpm", "sgp") else dict(W=W_lam(3, 0.5))
+        t0 = time.perf_counter()
+        r = worst_case(algorithm, 3, T=5, sigma_g=1.0, B=2.0, **kw, **mix)
+        sec = time.perf_counter() - t0
+        base = base or sec
+        print(f"{algorithm:<26} {r.size.gram:>5} {r.size.constraints:>7} {sec:>8.2f} {sec / base:>9.2f}  {r.value:.6g}",
+              flush=True)
+    t0 = time.perf_counter()
+    rows = pep_table()
+    print(f"pep_table(): {len(rows)} rows in {time.perf_counter() - t0:.1f} s (target < 60 s)")
 
 
 if __name__ == "__main__":

@@ -128,8 +128,10 @@ def compare(result: PEPResult, lam: float) -> dict:
     out["finding"] = any(r["finding"] for r in rows)
     out["interpolation"] = result.diagnostics.get("interpolation")
     if out["finding"] and out["interpolation"] is not None:
-        # a candidate counter-example: is the worst-case example a genuine instance (dfltheory.pep.interpolation)?
+        # a candidate counter-example: is the worst-case example a genuine instance (dfltheory.pep.interpolation),
+        # and does the value it realizes exceed the bound (not only the certified dual value)?
         out["interpolable"] = bool(out["interpolation"]["interpolable"])
+        out["realized"] = out["interpolation"]["recomputed"]
     return out
 
 

@@ -9,8 +9,9 @@ in numpy and without PEPit's constraint objects:
   those of an L-smooth function iff for every pair (a, b) of them
       f_a - f_b >= -(L/4)||x_a - x_b||^2 + (1/2)<g_a + g_b, x_a - x_b> + (1/(4L))||g_a - g_b||^2;
 * the **quantity** recomputed from the vectors (min or average over t of ||(1/m) sum_i grad f_i(p^t)||^2) equals
-  the PEP value, and the **assumptions at the points**: f(x^0) - f* <= Delta, f(p^t) - f* >= ||grad f(p^t)||^2/(2L),
-  sigma_g at the metric points, ||grad f_i|| <= B at every queried point.
+  the primal PEP value (what the example attains; the certified dual value is within the duality-gap tolerance),
+  and the **assumptions at the points**: f(x^0) - f* <= Delta, f(p^t) - f* >= ||grad f(p^t)||^2/(2L), sigma_g at
+  the metric points, ||grad f_i|| <= B at every queried point.
 
 Each violation is relative to max(1, the magnitude of the terms). A candidate counter-example passes when every
 violation is below ``tol``: then L-smooth functions through the extracted data exist (the interpolant of Theorem
@@ -26,8 +27,9 @@ import numpy as np
 
 __all__ = ["TOL", "extract", "check"]
 
-#: Largest relative violation accepted (the SDP's primal residuals are ~1e-9; the factorization adds rounding).
-TOL = 1e-6
+#: Largest relative violation accepted: the primal tolerance of a solve (problem.TOL_PRIMAL; residuals are often
+#: ~1e-9, ~1e-7 on Clarabel's 'optimal_inaccurate' stops).
+TOL = 1e-5
 
 
 def extract(functions, averages, fstar) -> dict:

@@ -559,7 +559,7 @@ def _solve(problem, solver, estimate, settings, accepted, trace=None) -> PEPResu
         example = interpolation.extract(*trace)
         diag["interpolation"] = interpolation.check(
             example, L=settings["L"], Delta=settings["Delta"], metric=settings["metric"],
-            value=None if settings.get("xi_weight") else value,
+            value=None if settings.get("xi_weight") else primal,  # the example realizes the primal value
             sigma_g=settings["sigma_g"], B=settings["B"], gap=settings["gap"])
     return PEPResult(value=value, primal=primal, status=status, solver=solver_name, seconds=seconds, size=size,
                      diagnostics=diag, settings=settings)

@@ -53,9 +53,9 @@ def _finite(v):
 
 def pep_table(instances=None) -> list[dict]:
     """Rows: algorithm, instance, quantity, worst_case, theorem, bound, ratio (bound / worst case), status ('holds',
-    'candidate counter-example (interpolable)' / '(not interpolable)', 'no bound: ...' or 'solve failed: ...'),
-    seconds. Readings with a consensus term c Xi (DFedCata) compare the bound b with the worst case of the average
-    minus c Xi (column worst_case)."""
+    'candidate counter-example: ...' with the interpolation check's verdict and the value the worst-case example
+    realizes, 'no bound: ...' or 'solve failed: ...'), seconds. Readings with a consensus term c Xi (DFedCata) compare
+    the bound b with the worst case of the average minus c Xi (column worst_case)."""
     from dfltheory.pep.problem import metric_text
 
     rows = []
@@ -69,13 +69,17 @@ def pep_table(instances=None) -> list[dict]:
                              status=f"solve failed: {err}", seconds=time.perf_counter() - start))
             continue
         c = compare(r, lam)
-        interp = "interpolable" if c["interpolation"]["interpolable"] else "not interpolable"
+        check = c["interpolation"]
         for reading in [c] + c["variants"]:
             worst = reading.get("worst_case_minus_xi", r.value)
             if reading["bound"] is None:
                 status = f"no bound: {reading['reason']}"
             elif reading["finding"]:
-                status = f"candidate counter-example ({interp})"
+                realized = check["recomputed"]
+                status = ("candidate counter-example: " +
+                          ("the worst-case example is interpolable" if check["interpolable"] else
+                           "the worst-case example FAILS the interpolation check") +
+                          f", realizes {realized:.6g} " + (">" if realized > reading["bound"] else "<=") + " the bound")
             else:
                 status = "holds"
             rows.append(dict(base, worst_case=_finite(worst), theorem=reading["theorem"],

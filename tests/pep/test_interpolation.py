@@ -34,3 +34,18 @@ def test_check_accepts_a_true_instance_and_rejects_a_false_one():
     assert not too_curved["interpolable"] and too_curved["smoothness"] > 1e-3
     assert not interpolation.check(example(), L=1.0, **(kw | dict(value=2.0)))["interpolable"]  # wrong quantity
     assert not interpolation.check(example(), L=1.0, **(kw | dict(B=0.5)))["interpolable"]  # ||g|| = 2 > B
+
+
+def test_a_finding_reports_the_check_and_the_realized_value():
+    """Plumbing of a candidate counter-example: a result whose certified value is (artificially) above the bound
+    carries the interpolation verdict and the value its example realizes, which here stays below the bound."""
+    from dataclasses import replace
+
+    from dfltheory.pep.compare import compare
+    from dfltheory.pep.sweep import W_lambda
+
+    r = worst_case("dfedadmm", 3, 2, 2, 0.005, W=W_lambda(3, 0.5), sigma_g=1.0, B=2.0, lam_pen=0.01)
+    fake = replace(r, value=1e6)
+    c = compare(fake, 0.5)
+    assert c["finding"] and c["interpolable"] and c["realized"] == pytest.approx(r.primal, rel=1e-6)
+    assert c["realized"] < c["bound"]  # the real example does not beat the bound: no counter-example

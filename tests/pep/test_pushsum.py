@@ -52,7 +52,7 @@ def simulate_push_sum(a, c, x0, P, K, T, eta, alpha, rho=0.0):
                                                             (2, "dfedsgpsm-unnormalized", 2, 0.3, 0.1)])
 def test_pep_value_bounds_a_concrete_push_sum_run(seed, algorithm, K, alpha, rho):
     rng = np.random.default_rng(seed)
-    m, T, L, eta = 3, 3, 1.0, 0.3
+    m, T, L, eta = 3, 2, 1.0, 0.3
     a = rng.uniform(0.2, 1.0, m) * L
     c = rng.normal(size=(m, 2))
     x0 = rng.normal(size=2) * 2
