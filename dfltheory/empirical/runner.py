@@ -136,9 +136,9 @@ def admm_step_warning(algo, lr: float, lr_decay: float, K: int, rounds: int) -> 
 
 
 def data_seed(cfg: dict) -> int:
-    """The seed of the problem: the data, the partition and the initial model (``data_seed``, default ``seed``).
-    ``seed`` draws the minibatches (and random topologies), so runs that differ in ``seed`` alone sample the
-    expectation E of the theorems on one fixed problem."""
+    """The seed of the problem: the data, the partition, the initial model and a random graph (``data_seed``,
+    default ``seed``). ``seed`` draws the minibatches, so runs that differ in ``seed`` alone sample the expectation
+    E of the theorems on one fixed problem."""
     return cfg["data_seed"] if cfg.get("data_seed") is not None else cfg.get("seed", 0)
 
 
@@ -172,7 +172,7 @@ def build(cfg: dict) -> tuple[Engine, Evaluator]:
         # a random graph belongs to the problem instance (data_seed), as the data and x^0 do: runs that differ in
         # `seed` then differ only in their minibatches, the randomness the theorems' expectations are over
         topo = build_topology(cfg.get("topology", "ring"), cfg["n"], weights=cfg.get("weights") or "default",
-                              seed=cfg.get("data_seed", cfg.get("seed", 0)), **parse_params(cfg.get("topology_params")))
+                              seed=data_seed(cfg), **parse_params(cfg.get("topology_params")))
         axis = 1 if algo.stochastic == "row" else 0
         if abs(topo.matrix(0).sum(axis) - 1).max() > 1e-6:
             fix = ("use --weights metropolis or uniform (push-sum weights are for push-sum algorithms)"
