@@ -24,6 +24,8 @@ _SUP = str.maketrans("0123456789-+.()/", "⁰¹²³⁴⁵⁶⁷⁸⁹⁻⁺·⁽
 _GREEK = {"alpha": "α", "beta": "β", "gamma": "γ", "delta": "δ", "eta": "η", "kappa": "κ", "lam": "λ", "lambda": "λ",
           "rho": "ρ", "sigma": "σ", "psi": "ψ", "Phi": "Φ", "Delta": "Δ", "Gamma": "Γ", "Xi": "Ξ", "xi": "ξ",
           "tau": "τ", "mu": "μ", "zeta": "ζ", "theta": "θ", "epsilon": "ε", "omega": "ω"}
+#: symbol names that read better as what they stand for
+_NAMES = {"f0_minus_fstar": "(f(x⁰) − f⋆)", "x0_sq_mean": "‖x⁰‖²"}
 _WORD = re.compile(r"(?<![A-Za-z0-9])(" + "|".join(sorted(_GREEK, key=len, reverse=True)) + r")(?=_|\b)")
 
 
@@ -71,6 +73,8 @@ def ratio(x) -> str:
 def formula(expr) -> str:
     """One line of Unicode for a sympy expression or relation (or the ``sstr`` text of one)."""
     text = expr if isinstance(expr, str) else sp.sstr(expr)
+    for name, shown in _NAMES.items():
+        text = text.replace(name, shown)
     text = _WORD.sub(lambda m: _GREEK[m.group(1)], text).replace("**", "^")
     text = re.sub(r"\^\((-?\d+(?:/\d+)?)\)|\^(\d+)(?![\w.])", lambda m: _sup(m.group(1) or m.group(2)), text)
     text = text.replace("sqrt(", "√(").replace("*", "·").replace("<=", "≤").replace(">=", "≥")

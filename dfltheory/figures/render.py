@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from dfltheory.figures.format import formula, interval, num, ratio
-from dfltheory.figures.verdicts import VERDICT_STATUS, order_text
+from dfltheory.figures.verdicts import VERDICT_STATUS, _tally, order_text
 
 __all__ = ["view", "render", "write", "environment"]
 
@@ -101,6 +101,8 @@ def _verification(ver: Mapping | None) -> dict | None:
     return {"size": ver.get("size"), "seeds": ", ".join(str(s) for s in ver.get("seeds", ())),
             "wall": num(ver.get("wall_seconds")), "device": ver.get("device"),
             "papers": [{"paper": p, "rows": [r for r in rows if r["paper"] == p],
+                        "tally": _tally([v for v in ver.get("verdicts", ()) if v["paper"] == p])[0]
+                        if any(r["paper"] == p for r in rows) else "",
                         "figures": list(ver.get("figures", {}).get(p, ()))} for p in papers],
             "rates": rates, "topology": topology,
             "counts": {k: n for k in dict.fromkeys([*VERDICT_STATUS, *(r["verdict"] for r in rows)])
@@ -127,16 +129,23 @@ def _network(net: Mapping | None) -> dict | None:
         out.append({"paper": r["paper"], "algo": r["algo"], "theorem": r["theorem"],
                     "constants": ", ".join(f"{formula(k)} = {num(v)}" for k, v in values.items()
                                            if isinstance(v, (int, float)) and not isinstance(v, bool)),
-                    "text": r.get("constants_text", ""), "eta": num(r.get("eta")),
+                    "text": r.get("constants_text", ""),
+                    "eta": f"{formula(r.get('step', 'eta'))} = {num(r.get('eta'))}, K = {num(r.get('K'))}",
                     "largest_eta": num(r.get("largest_eta")),
                     "paper_ok": "met" if r["conditions_paper_ok"] else "violated",
-                    "all_ok": ("violated: " + "; ".join(r["failed"]) if r.get("failed") else
-                               "undecided: " + "; ".join(r["undecided"]) if r.get("undecided") else "met"),
+                    "all_ok": ("violated: " + "; ".join(_short(f) for f in r["failed"]) if r.get("failed") else
+                               "undecided: " + "; ".join(_short(f) for f in r["undecided"]) if r.get("undecided")
+                               else "met"),
                     "bound": num(r.get("bound")), "measured": num(r.get("measured")), "ratio": ratio(r.get("ratio")),
                     "status": "bad" if r.get("failed") else ("warn" if r.get("bound") is None else "ok")})
-    return {"rows": out, "setup": f"digits, the default MLP, ring of {net['n']} clients, {net['rounds']} rounds, K = 5, "
-                                  f"η = 0.01, batch 16, seed 0; constants estimated at {net['points']} points of each "
-                                  f"run with {net['iters']} Lanczos steps per Hessian"}
+    return {"rows": out, "setup": f"digits, the default MLP, ring of {net['n']} clients, {net['rounds']} rounds, batch 16, "
+                                  f"seed 0, each algorithm with its options and K of the verification plan; constants "
+                                  f"estimated at {net['points']} points of each run with {net['iters']} Lanczos steps "
+                                  "per Hessian"}
+
+
+def _short(text: str, width: int = 100) -> str:
+    return text if len(text) <= width else text[: width - 1].rsplit(" ", 1)[0] + " …"
 
 
 def _training(tr: Mapping | None) -> dict | None:

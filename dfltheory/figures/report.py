@@ -412,7 +412,7 @@ def _network_row(out: Path, plan, target, rounds: int, n: int, points: int, iter
         largest = None
     bound = check_all.value if check_all.is_bound and math.isfinite(check_all.value) else None
     return {"paper": plan.paper, "algo": target.algo, "theorem": target.theorem, "run": run_dir.name,
-            "rounds": rounds, "n": n, "measure": target.measure, "constants": est.to_dict(),
+            "rounds": rounds, "n": n, "K": plan.K, "measure": target.measure, "constants": est.to_dict(),
             "constants_text": est.text(), "L": values.get("L", values.get("L_u")), "step": plan.step,
             "eta": values.get(plan.step), "largest_eta": largest, "topology_values": topo, "values": values,
             "conditions_paper_ok": bool(check_paper.ok), "conditions_all_ok": bool(check_all.ok),

@@ -17,7 +17,7 @@ import matplotlib.pyplot as plt
 import pytest
 
 from dfltheory.figures import plot_topology_constants
-from dfltheory.figures.format import formula, interval, num
+from dfltheory.figures.format import formula, interval, num, slug
 from dfltheory.figures.report import PAPER_TOPOLOGIES, Progress, build_report, catalog_section, topology_section
 
 FIXTURE = Path(__file__).with_name("verify_fixture.json")
@@ -99,9 +99,15 @@ def test_every_referenced_figure_exists_and_nothing_loads_from_the_network(built
         assert (out / src).is_file(), src
     html = (out / "report.html").read_text()
     assert "<script" not in html and "http://" not in html and "https://" not in html
-    for href in page.links:  # the discrepancies, linked to their section of docs/bounds/<paper>.md
+    html_ids = set(re.findall(r'id="([^"]+)"', html))
+    for href in page.links:  # the table of contents, and the discrepancies linked to their section of docs/bounds
         path, _, anchor = href.partition("#")
+        if not path:
+            assert anchor in html_ids, href
+            continue
         assert (out / path).is_file() and anchor, href
+        heading = [ln for ln in (out / path).read_text().splitlines() if ln.startswith("## ")]
+        assert anchor in {slug(h[3:]) for h in heading}, href
     md = (out / "report.md").read_text()
     for src in re.findall(r"!\[[^\]]*\]\(([^)]+)\)", md):
         assert (out / src).is_file(), src
