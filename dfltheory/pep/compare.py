@@ -84,6 +84,9 @@ def theorem_values(result: PEPResult, lam: float) -> tuple[dict | None, str]:
     if s["algorithm"] == "dfedsam-unnormalized" and s["rho"]:
         return None, (f"no theorem covers the unnormalized ascent step (rho = {s['rho']}): {THEOREM}'s rho is the "
                       "radius of the normalized step")
+    if s["algorithm"] in CATA or s["algorithm"] in ADMM:
+        if s["Q"] != 1:
+            return None, f"{tid} models one gossip step per round (Q = 1), got Q = {s['Q']}"
     if s["algorithm"] in CATA:
         if s["sigma_g"] is None:
             return None, f"{tid} assumes A3 (heterogeneity): give sigma_g (G of A3 with B_het = 1)"
@@ -101,8 +104,6 @@ def theorem_values(result: PEPResult, lam: float) -> tuple[dict | None, str]:
                       sigma_g=s["sigma_g"], B=s["B"], f0_minus_fstar=s["Delta"], x0_sq_mean=0.0, **consts)
         return values, ""
     if s["algorithm"] in ADMM:
-        if s["Q"] != 1:
-            return None, f"{tid} models one gossip step per round (Q = 1), got Q = {s['Q']}"
         values = dict(eta=s["eta"], K=s["K"], T=s["T"], L=s["L"], rho=s["rho"], sigma_l=0.0, sigma_g=s["sigma_g"],
                       B=s["B"], psi=lam, lam_pen=s["lam_pen"], f0_minus_fstar=s["Delta"])
         return values, ""

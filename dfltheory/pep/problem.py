@@ -235,7 +235,8 @@ def _expected_seconds(gram: int, constraints: int) -> float:
 
 def estimate_size(algorithm: str, m: int, K: int, T: int, Q: int = 1, spectral: bool = False,
                   heterogeneity_at: str = "averages", sigma_g: bool = False, B: bool = False) -> Size:
-    """The SDP's size before building it (exact Gram order and constraint count)."""
+    """The SDP's size before building it (exact Gram order and constraint count; DFedCata's xi-weighted PEP over
+    the class keeps its last consensus step, m - 1 more points per gossip step)."""
     s = ALGORITHMS[algorithm][0]
     rounds = T - 1
     local = rounds * K * s  # local queries per agent, the first at x^0 = x_bar^0
@@ -244,7 +245,8 @@ def estimate_size(algorithm: str, m: int, K: int, T: int, Q: int = 1, spectral: 
         per_function = [distinct] * m
     else:
         per_function = [T + local - (1 if local else 0)] * m
-    spectral_leaves = rounds * Q * (m - 1) if spectral and m > 1 else 0
+    mixed_rounds = max(rounds - 1, 0)  # the class's last round is its mean only (see _build)
+    spectral_leaves = mixed_rounds * Q * (m - 1) if spectral and m > 1 else 0
     gram = 1 + sum(per_function) + spectral_leaves
     constraints = sum(n * (n - 1) for n in per_function)
     constraints += 1 + T  # gap
@@ -252,7 +254,7 @@ def estimate_size(algorithm: str, m: int, K: int, T: int, Q: int = 1, spectral: 
         constraints += T if heterogeneity_at == "averages" else per_function[0]
     if B:
         constraints += sum(per_function)
-    S = rounds * Q
+    S = mixed_rounds * Q
     lmi = 1 if spectral and S and m > 1 else 0
     if lmi:
         constraints += S * (S - 1) // 2
@@ -409,7 +411,13 @@ def _build(algorithm, m, K, T, eta, L, Delta, mixing, sigma_g, B, rho, Q, gap, h
                     y = y - lam_pen * old
             z.append(y)
         prev = xbar
-        mixed = _gossip(mixing, z, Q, consensus)
+        if isinstance(mixing, SpectralClass) and t == T - 2 and not (cata and xi_weight):
+            # the last round's outputs enter only through their mean (the metric point): no new points, whose
+            # consensus constraints would add nothing (the class conditions are exact for one symmetric operator,
+            # Colla & Hendrickx Thm 3, so earlier steps keep the same feasible set) and only slow the solver down
+            mixed = [_mean(z)] * m
+        else:
+            mixed = _gossip(mixing, z, Q, consensus)
         if push:
             weights = mixing.P @ weights
         if cata:  # Nesterov extrapolation: A around X_K (pre/post-aggregation) or B around A^{t-1} (consecutive)
