@@ -21,12 +21,22 @@ DFedADMM (seed 004 Algorithm 1, card dfedadmm §3.2; the engine's ``admm_dual`` 
 then the same gossip; ``dfedadmm-sam-unnormalized`` takes the gradient at y + rho grad f_i(y) (the box normalizes the
 ascent step, the proof bounds the unnormalized one: card §11 item 2).
 
+DFedCata (card dfedcata §3.1; the engine's ``anchor_pull`` + ``weight_decay`` local step and
+``nesterov_extrapolation``): K steps y <- y - eta (grad f_i(y) + lam_pen (y - y_i^t)) from y_i^t, a^{t+1} = W^Q y_K,
+then y^{t+1} = a^{t+1} + beta (a^{t+1} - y_K^t) (``dfedcata-a``, the public code) or a^{t+1} + beta (a^{t+1} - a^t)
+(``dfedcata-b``, the proof), a^0 = x^0. Push-sum (card dfedsgpsm §3.1) on a column-stochastic P with the weights
+w^{t+1} = P w^t, w^0 = 1 (numbers fixed by P, so x/w is linear): ``dfedsgpm`` runs K steps v = alpha v +
+grad f_i(y / w_i), y <- y - eta v (v = 0 at each round start) on the numerator, then x^{t+1} = P y_K; ``sgp`` is K = 1,
+alpha = 0; ``dfedsgpsm-unnormalized`` takes the gradient at z + rho grad f_i(z), z = y / w_i.
+
 Quantity: ``min`` algorithms (DFedAvg family): min_{t = 0..T-1} ||grad f(x_bar^t)||^2, the average of the
 round-start models of the T rounds (the papers' min_{1 <= t <= T}, x_bar^1 = x^0; dfedsam.thm4.1). ``average``
 algorithms (DFedADMM): (1/T) sum_{t=0}^{T-1} ||grad f(w^t)||^2 at dfedadmm.thm1's auxiliary sequence
 w^t = x_bar^t + ((1 - gamma)/gamma)(x_bar^t - x_bar^{t-1}), gamma = 1 - (1 - eta/lam_pen)^K, x_bar^{-1} = x_bar^0
-(card dfedadmm §2, §3.2 (iv), §6.1 Lemma 9; the engine's ``_admm_aux``); every f_i is queried at w^t. The last
-round's local steps do not change the quantity and are not simulated.
+(card dfedadmm §2, §3.2 (iv), §6.1 Lemma 9; the engine's ``_admm_aux``); DFedCata: the same average at
+p^t = a_bar^t + beta/(1 - beta)(a_bar^t - a_bar^{t-1}) (B, card dfedcata Lemma 6) or p^t = a_bar^t (A; the engine's
+``_cata_aux``); push-sum: the same average at x_bar^t, the numerators' mean (dfedsgpsm.thm1). Every f_i is queried
+at the metric point. The last round's local steps do not change the quantity and are not simulated.
 
 Class of functions (what each constraint is, and where it is imposed):
 
