@@ -17,8 +17,9 @@ SCALE = {"test_acc": 100.0, "train_loss": 1.0}  # accuracy in %
 def _mean_std(arm: dict, metric: str) -> str:
     if arm["mean"] is None:
         return "diverged"
-    s = SCALE.get(metric, 1.0)
-    return f"{s * arm['mean']:.2f} ± {s * arm['std']:.2f}"
+    if metric == "test_acc":
+        return f"{100 * arm['mean']:.2f} ± {100 * arm['std']:.2f}"
+    return f"{arm['mean']:.3g} ± {arm['std']:.2g}"
 
 
 def table(result: dict) -> str:
@@ -70,7 +71,8 @@ def plot_claims(result: dict, paper: str, path: str | Path) -> Path:
                                 color=line.get_color(), alpha=0.2, linewidth=0)
         left.set_title(f"{c['id']}: {c['verdict']}", fontsize=9)
         left.set_xlabel("round")
-        left.set_ylabel(c["metric_label"] + (" (%)" if c["metric"] == "test_acc" else ""), fontsize=8)
+        left.set_ylabel(c["metric_label"].replace(" (last round)", "") + (" (%)" if c["metric"] == "test_acc" else ""),
+                        fontsize=8)
         left.legend(fontsize=7)
         right.set_title(f"theorem's quantity {c['quantity']} (where the algorithm records it)", fontsize=9)
         right.set_xlabel("round")

@@ -75,9 +75,9 @@ SGPSM = _items("dfedsgpsm", [
     (12, "push-sum mass conservation", "asserted",
      (ENG + "test_push_sum_weights_keep_their_sum_and_debias",
       PROP + "test_push_sum_conserves_sums_and_debiased_values_reach_the_mean")),
-    (13, "push-sum de-biasing; the bias of naive averaging", "in part",
-     (PROP + "test_push_sum_conserves_sums_and_debiased_values_reach_the_mean",), "",
-     "the bias of x_i <- sum_j p_ij x_j without w on the 10-out topology is not shown"),
+    (13, "push-sum de-biasing; the bias of naive averaging", "asserted",
+     (PROP + "test_push_sum_conserves_sums_and_debiased_values_reach_the_mean",
+      CLAIMS_TEST + "test_push_sum_without_its_weights_is_biased_on_the_papers_random_topology")),
     (14, "delta facts (delta <= 1, = 1 doubly stochastic, ~0.07-0.10 at n = 100)", "asserted",
      (TOPO.format("pushsum") + "test_papers_random_out_graph_matches_the_card_simulation",
       TOPO.format("pushsum") + "test_measured_rate_of_a_fixed_matrix_is_its_slem")),
@@ -115,8 +115,8 @@ SAM = _items("dfedsam", [
     (12, "corollary eta compatible with the condition iff T >= 100 c^2 K", "asserted",
      ("test_schedule_meets_step_size_condition_iff_T_large",)),
     (13, "Remark 1's threshold", "asserted", ("test_remark1_threshold_is_not_derivable",)),
-    (14, "rho = 0 is DFedAvg; Q = 1 is DFedSAM; W = 11^T/m is FedSAM", "in part", (ENG + "test_reductions",), "",
-     "the W = 11^T/m = full-participation FedSAM reduction is not tested"),
+    (14, "rho = 0 is DFedAvg; Q = 1 is DFedSAM; W = 11^T/m is FedSAM", "asserted",
+     (ENG + "test_reductions", CLAIMS_TEST + "test_dfedsam_with_the_averaging_matrix_is_full_participation_fedsam")),
     (15, "average preservation for symmetric W; drift under random neighbours", "in part",
      (ENG + "test_gossip_with_symmetric_doubly_stochastic_W_keeps_the_mean_and_contracts",
       PROP + "test_gossip_preserves_the_mean"), "", "the drift under row-normalised random sampling is not measured"),
@@ -162,7 +162,8 @@ CATA = _items("dfedcata", [
      (ENG + "test_nesterov_mode_A_amplifies_disagreement_when_W_has_negative_eigenvalues",), "",
      "the spectral radii; training on a static ring is not asserted (it diverges at beta = 0.9 on digits)"),
     (15, "the code's sequential aggregation as a stabilizer", "not yet", ()),
-    (16, "Variant B stability: min eig(W) > -1/(1+2 beta)", "not yet", ()),
+    (16, "Variant B stability: min eig(W) > -1/(1+2 beta)", "asserted",
+     (CLAIMS_TEST + "test_dfedcata_reading_B_consensus_is_stable_iff_the_smallest_eigenvalue_is_above_the_threshold",)),
     (17, "Table II ratios = DFedAvg rounds / method rounds", "asserted",
      (CLAIMS_TEST + "test_table_arithmetic_dfedcata",)),
     (18, "text margins vs Table I (2.07, not 2.5; 4.64, not 4.7)", "asserted",
@@ -173,10 +174,10 @@ CATA = _items("dfedcata", [
 ])
 
 PGP = _items("dfedpgp", [
-    (1, "push-sum invariants; mu = 1 and the failed identity under the row-stochastic rule", "in part",
+    (1, "push-sum invariants; mu = 1 and the failed identity under the row-stochastic rule", "asserted",
      (PROP + "test_push_sum_conserves_sums_and_debiased_values_reach_the_mean",
-      ENG + "test_dfedpgp_never_mixes_personal_parameters_and_mixes_shared_ones"), "",
-     "the row-stochastic behaviour is not shown"),
+      ENG + "test_dfedpgp_never_mixes_personal_parameters_and_mixes_shared_ones",
+      CLAIMS_TEST + "test_row_stochastic_rule_keeps_mu_at_one_and_moves_the_mean")),
     (2, "delta_emp in (0, 1]; = 1 for doubly stochastic P", "asserted",
      (TOPO.format("pushsum") + "test_papers_random_out_graph_matches_the_card_simulation",
       TOPO.format("pushsum") + "test_measured_rate_of_a_fixed_matrix_is_its_slem")),
@@ -295,14 +296,25 @@ def markdown(result: dict | None = None) -> str:
         lines += [f"## Training claims: `dfltheory claims --jobs 2`, {result['size']} size", "",
                   f"m = {result['m']} clients, T = {result['rounds']} rounds, {result['seeds']} seeds per arm, "
                   f"{result['problem']}, the paper's hyper-parameters (dfltheory/verify/claims.py); "
-                  f"{result['runs']} runs in {result['wall_seconds']:.0f} s with {result['workers']} processes. "
+                  f"{result['runs']} runs in {result['wall_seconds']:.0f} s with {result['workers']} processes"
+                  + (f" ({result['cpu_seconds']:.0f} s of CPU time in all; {result['machine_note']})"
+                     if "cpu_seconds" in result else "") + ". "
                   f"Rule: {RULE}. Accuracies in %, the consensus error as measured.", "",
                   "| claim | section | paper's number | measured here (mean ± std) | verdict |",
                   "|---|---|---|---|---|"]
         for r in result["claims"]:
             lines.append(f"| `{r['id']}`: {r['statement']} | {r['section']} | {r['paper_number']} | "
                          f"{_arms(r)} | {r['verdict']} |")
-        lines.append("")
+        by_verdict = {v: [f"`{r['id']}`" for r in result["claims"] if r["verdict"] == v]
+                      for v in ("agrees", "in part", "no difference", "disagrees", "diverged")}
+        lines += ["", "Reproduced at this scale: " + (", ".join(by_verdict["agrees"]) or "none") + "; in part: "
+                  + (", ".join(by_verdict["in part"]) or "none") + "; no difference: "
+                  + (", ".join(by_verdict["no difference"]) or "none") + "; contradicted: "
+                  + (", ".join(by_verdict["disagrees"] + by_verdict["diverged"]) or "none") + ".", "",
+                  "Scale: the papers train CNNs and ResNets on CIFAR and MNIST for 300-1000 rounds with 100 clients; "
+                  "here a small MLP on digits reaches about 90 % within 40 rounds for every method with K = 5 local "
+                  "steps, so gaps of a few points on CIFAR can vanish within the seed spread. The per-pair "
+                  "differences and thresholds are in `dfltheory claims --json`.", ""]
     for paper, n in CARDS.items():
         lines += [f"## {paper} (card §10, {n} claims)", "", "| # | claim | status | checked by | result / open part |",
                   "|---|---|---|---|---|"]

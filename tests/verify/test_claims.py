@@ -11,6 +11,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import torch
 
 from dfltheory.figures import claims as F
 from dfltheory.verify import claims as C
@@ -235,3 +236,83 @@ def test_table_arithmetic_dfedadmm():
     assert [gap[a] for a in ("DFedADMM-SAM", "FedAvg", "FedSAM", "DFedAvgM")] == [1.92, 3.05, 2.99, 3.04]
     assert gap["DFedSAM"] == 2.34 != 2.41
     assert gap["DFedAvg"] == 1.86 < gap["DFedADMM-SAM"] and gap["DFedADMM"] == -0.45
+
+
+# ------------------------------------------------------------------------------------------------ open §10 items
+def test_dfedsam_with_the_averaging_matrix_is_full_participation_fedsam():
+    """Card dfedsam §10.14: with W = 11^T/m, DFedSAM is FedSAM with every client and global lr 1 (same batches)."""
+    from dfltheory.empirical.runner import build
+
+    base = dict(dataset="digits", n=4, K=3, lr=0.1, batch_size=8, seed=0, data_seed=0, rho=0.05)
+    full, _ = build({**base, "algo": "dfedsam", "topology": "full", "weights": "metropolis"})
+    fedsam, _ = build({**base, "algo": "fedsam", "participation": 1.0})
+    ring, _ = build({**base, "algo": "dfedsam", "topology": "ring", "weights": "metropolis"})
+    assert np.allclose(full.mixing.source.matrix(0), 1 / 4)
+    x0 = fedsam.state["x"].clone()
+    for _ in range(3):
+        full.round(), fedsam.round(), ring.round()
+    assert (full.state["x"] - fedsam.state["x"]).abs().max() < 1e-6
+    assert (fedsam.state["x"] - x0).abs().max() > 1e-3  # the models moved
+    assert (ring.state["x"] - fedsam.state["x"]).abs().max() > 1e-4  # and another W gives another run
+
+
+@pytest.mark.parametrize("beta", [0.5, 0.9])
+def test_dfedcata_reading_B_consensus_is_stable_iff_the_smallest_eigenvalue_is_above_the_threshold(beta):
+    """Card dfedcata §10.16: pure consensus under reading B, a^{t+1} = W(a^t + beta(a^t - a^{t-1})), is stable iff
+    min eig(W) > -1/(1 + 2 beta) (the characteristic polynomial r^2 - mu(1+beta) r + mu beta per eigenvalue mu).
+    Circulant W on 8 clients with self weight s and neighbour weights (1-s)/2: min eig = s - (1-s) = 2s - 1."""
+    from dfltheory.empirical.communication import nesterov_extrapolation
+
+    rule = nesterov_extrapolation(beta, "B")
+    threshold = -1 / (1 + 2 * beta)
+    for margin, stable in ((0.03, True), (-0.03, False)):
+        s = (1 + threshold + margin) / 2  # min eig = threshold + margin
+        W = torch.zeros(8, 8, dtype=torch.float64)
+        for i in range(8):
+            W[i, i], W[i, (i + 1) % 8], W[i, (i - 1) % 8] = s, (1 - s) / 2, (1 - s) / 2
+        x = torch.randn(8, 3, dtype=torch.float64, generator=torch.Generator().manual_seed(0))
+        a_prev = x.clone()
+        start = (x - x.mean(0)).norm()
+        for _ in range(400):
+            a = W @ x
+            x, a_prev = rule._extrapolate(a, x, a_prev), a
+        ratio = float((x - x.mean(0)).norm() / start)
+        assert (ratio < 1e-3) if stable else (ratio > 1e3), (margin, ratio)
+
+
+def test_push_sum_without_its_weights_is_biased_on_the_papers_random_topology():
+    """Card dfedsgpsm §10.13: on the random 10-out-neighbour topology (n = 100, column-stochastic P(t)), x <- P x
+    alone drifts to w_i x_bar (seed 000 L19: biased), while z = x / w reaches x_bar geometrically."""
+    from dfltheory.topology import build
+
+    topo = build("random", 100, weights="push-sum", seed=0, k=10)
+    x0 = 1 + np.random.default_rng(0).normal(size=100)
+    x, w = x0.copy(), np.ones(100)
+    for t in range(60):
+        P = np.asarray(topo.matrix(t))
+        x, w = P @ x, P @ w
+    mean = x0.mean()
+    assert np.abs(x / w - mean).max() < 1e-9  # de-biased: the mean
+    assert np.abs(x - mean).max() > 0.3 * abs(mean)  # naive: biased by the weights
+    assert np.allclose(x, w * mean, rtol=1e-8)  # ... to w_i x_bar
+
+
+def test_row_stochastic_rule_keeps_mu_at_one_and_moves_the_mean():
+    """Card dfedpgp §10.1: under the experiments' row-stochastic rule (6) (10 random in-neighbours, weights 1/11)
+    mu^t = 1 for all t and the mean of u is not preserved; under a column-stochastic P, sum(mu) = m and the sum of u
+    is."""
+    from dfltheory.topology import build
+
+    row = build("random", 100, weights="uniform", seed=0, k=10, direction="in")
+    col = build("random", 100, weights="push-sum", seed=0, k=10)
+    u0 = np.random.default_rng(1).normal(size=100)
+    for topo, row_stochastic in ((row, True), (col, False)):
+        u, mu = u0.copy(), np.ones(100)
+        for t in range(20):
+            P = np.asarray(topo.matrix(t))
+            u, mu = P @ u, P @ mu
+        assert np.isclose(mu.sum(), 100)
+        if row_stochastic:
+            assert np.allclose(mu, 1) and abs(u.mean() - u0.mean()) > 1e-3
+        else:
+            assert mu.min() < 0.9 and np.isclose(u.sum(), u0.sum())
