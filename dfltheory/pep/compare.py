@@ -133,6 +133,7 @@ def compare(result: PEPResult, lam: float) -> dict:
         # and does the value it realizes exceed the bound (not only the certified dual value)?
         out["interpolable"] = bool(out["interpolation"]["interpolable"])
         out["realized"] = out["interpolation"]["recomputed"]
+        out["realizable_mixing"] = bool(out["interpolation"]["realizable_mixing"])  # spectral class: one W kron I?
     return out
 
 

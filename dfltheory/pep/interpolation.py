@@ -13,12 +13,14 @@ in numpy and without PEPit's constraint objects:
   and the **assumptions at the points**: f(x^0) - f* <= Delta, f(p^t) - f* >= ||grad f(p^t)||^2/(2L), sigma_g at
   the metric points, ||grad f_i|| <= B at every queried point.
 
-Each violation is relative to max(1, the magnitude of the terms). A candidate counter-example passes when every
-violation is below ``tol``: then L-smooth functions through the extracted data exist (the interpolant of Theorem
-3.10) and realize the PEP value on the algorithm's own iterates (the points are the algorithm's linear combinations
-by construction). What this does not verify: that the interpolant keeps f >= f* and sigma_g, B between the points
-(the PEP imposes them at the points only), and, for the spectral class, that one W of the class produces the
-consensus steps (Colla & Hendrickx's relaxation). Those remain the caveats of a finding (docs/pep.md).
+Each violation is relative to max(1, the magnitude of the terms). A candidate counter-example passes
+(``interpolable``) when every violation is below ``tol``: then L-smooth functions through the extracted data exist
+(the interpolant of Theorem 3.10) and realize the PEP value on the algorithm's own iterates (the points are the
+algorithm's linear combinations by construction). For the spectral class, :func:`realize_mixing` also asks whether
+one W of the class, acting as W kron I, produces every consensus step of the example (a small SDP over W; with and
+without W >= 0): ``realizable_mixing``. The class's optimum is not unique, so a non-realizable example does not
+prove a relaxation gap. What this does not verify: that the interpolant keeps f >= f* and sigma_g, B between the
+points (the PEP imposes them at the points only). Those remain the caveats of a finding (docs/pep.md).
 """
 
 from __future__ import annotations
@@ -32,9 +34,10 @@ __all__ = ["TOL", "extract", "check"]
 TOL = 1e-5
 
 
-def extract(functions, averages, fstar) -> dict:
+def extract(functions, averages, fstar, consensus=(), spectral=None) -> dict:
     """Numbers of the solved PEP: ``functions`` the PEPit functions f_1..f_m, ``averages`` the build's list of
-    (metric point, [grad f_i], grad f, f) per round, ``fstar`` the f* leaf (None for gap='last')."""
+    (metric point, [grad f_i], grad f, f) per round, ``fstar`` the f* leaf (None for gap='last'), ``consensus`` the
+    spectral class's (input deviations, output deviations) per step and ``spectral`` its (lo, hi)."""
     per_function = []
     for f in functions:
         triples = list(f.list_of_points)
@@ -43,8 +46,31 @@ def extract(functions, averages, fstar) -> dict:
                              "f": np.array([float(v.eval()) for _, _, v in triples])})
     metric = [{"grad": np.asarray(gbar.eval()), "f": float(fbar.eval()),
                "grads": np.array([g.eval() for g in gs])} for _, gs, gbar, fbar in averages]
-    return {"functions": per_function, "metric": metric,
-            "fstar": None if fstar is None else float(fstar.eval())}
+    out = {"functions": per_function, "metric": metric, "fstar": None if fstar is None else float(fstar.eval())}
+    if consensus:
+        out["consensus"] = {"X": np.array([[p.eval() for p in X] for X, _ in consensus]),
+                            "Y": np.array([[p.eval() for p in Y] for _, Y in consensus]), "range": spectral}
+    return out
+
+
+def realize_mixing(X: np.ndarray, Y: np.ndarray, lo: float, hi: float, nonnegative: bool = False) -> float:
+    """Smallest relative residual sum_s ||Y_s - M X_s||^2 / sum_s ||Y_s||^2 over M = W - 11^T/m, W symmetric with
+    W 1 = 1 and its other eigenvalues in [lo, hi] (entries of W >= 0 with ``nonnegative``): 0 when one W of the
+    spectral class (W kron I) produces every consensus step of the example. X, Y: (steps, m, r) deviations."""
+    import cvxpy as cp
+
+    S, m, _ = X.shape
+    J = np.ones((m, m)) / m
+    M = cp.Variable((m, m), symmetric=True)
+    cons = [M @ np.ones(m) == 0, M - lo * (np.eye(m) - J) >> 0, hi * (np.eye(m) - J) - M >> 0]
+    if nonnegative:
+        cons.append(M + J >= 0)
+    residual = sum(cp.sum_squares(Y[s] - M @ X[s]) for s in range(S))
+    problem = cp.Problem(cp.Minimize(residual), cons)
+    problem.solve(solver="CLARABEL")
+    if problem.status not in ("optimal", "optimal_inaccurate"):
+        return float("inf")
+    return float(problem.value) / max(float(np.sum(Y * Y)), 1e-12)
 
 
 def _smoothness_violation(x, g, f, L) -> float:
@@ -84,6 +110,12 @@ def check(example: dict, *, L: float, Delta: float, value: float | None, metric:
     if B is not None:
         top = max(float(np.max(np.sum(d["g"] ** 2, -1))) for d in example["functions"])
         out["B"] = max(0.0, top - B ** 2) / max(1.0, B ** 2)
-    out["interpolable"] = all(v <= tol for k, v in out.items() if k not in ("recomputed", "points"))
+    if "consensus" in example:  # the spectral class: does one W of the class (W kron I) realize the steps?
+        c = example["consensus"]
+        out["mixing"] = realize_mixing(c["X"], c["Y"], *c["range"])
+        out["mixing_nonnegative"] = realize_mixing(c["X"], c["Y"], *c["range"], nonnegative=True)
+    out["interpolable"] = all(v <= tol for k, v in out.items()
+                              if k not in ("recomputed", "points", "mixing", "mixing_nonnegative"))
+    out["realizable_mixing"] = out.get("mixing", 0.0) <= tol
     out["tol"] = tol
     return out

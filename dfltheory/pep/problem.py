@@ -484,7 +484,8 @@ def _build(algorithm, m, K, T, eta, L, Delta, mixing, sigma_g, B, rho, Q, gap, h
         V = [[hi * xi - yi for xi, yi in zip(X, Y)] for X, Y in consensus]  # hi X - Y
         matrix = [[0.5 * (inner(U[s], V[r]) + inner(U[r], V[s])) for r in range(S)] for s in range(S)]
         problem.add_psd_matrix(matrix)
-    return problem, (fs, averages, fstar)
+    return problem, (fs, averages, fstar, consensus,
+                     (mixing.lo, mixing.hi) if isinstance(mixing, SpectralClass) else None)
 
 
 def _sum(exprs):

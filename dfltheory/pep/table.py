@@ -79,7 +79,9 @@ def pep_table(instances=None) -> list[dict]:
                 status = ("candidate counter-example: " +
                           ("the worst-case example is interpolable" if check["interpolable"] else
                            "the worst-case example FAILS the interpolation check") +
-                          f", realizes {realized:.6g} " + (">" if realized > reading["bound"] else "<=") + " the bound")
+                          f", realizes {realized:.6g} " + (">" if realized > reading["bound"] else "<=") + " the bound"
+                          + ("" if check["realizable_mixing"] else
+                             "; its consensus steps are not those of one W of the class (the relaxation)"))
             else:
                 status = "holds"
             rows.append(dict(base, worst_case=_finite(worst), theorem=reading["theorem"],

@@ -49,3 +49,25 @@ def test_a_finding_reports_the_check_and_the_realized_value():
     c = compare(fake, 0.5)
     assert c["finding"] and c["interpolable"] and c["realized"] == pytest.approx(r.primal, rel=1e-6)
     assert c["realized"] < c["bound"]  # the real example does not beat the bound: no counter-example
+
+
+def test_realize_mixing_finds_a_W_of_the_class_and_rejects_a_non_kronecker_map():
+    rng = np.random.default_rng(0)
+    m, r = 3, 4
+    W = 0.5 * np.eye(m) + 0.5 * np.ones((m, m)) / m  # nonunit eigenvalues 0.5
+    X = rng.normal(size=(2, m, r))
+    X -= X.mean(axis=1, keepdims=True)  # deviations: zero mean over agents
+    Y = np.einsum("ij,sjr->sir", W - np.ones((m, m)) / m, X)
+    assert interpolation.realize_mixing(X, Y, -0.5, 0.5) <= 1e-6
+    assert interpolation.realize_mixing(X, Y, -0.2, 0.2) > 1e-3  # 0.5 lies outside [-0.2, 0.2]
+    Z = Y.copy()
+    Z[:, :, 0] *= -1  # a different map on one coordinate: not of the form W kron I
+    assert interpolation.realize_mixing(X, Z, -0.5, 0.5) > 1e-3
+
+
+def test_class_examples_report_whether_one_W_realizes_them():
+    r = worst_case("dfedcata-b", 3, 2, 3, 0.2, spectral=(-0.5, 0.5), sigma_g=1.0, lam_pen=0.5, beta=0.4)
+    i = r.diagnostics["interpolation"]
+    assert i["interpolable"] and "mixing" in i and i["realizable_mixing"] == (i["mixing"] <= i["tol"])
+    explicit = worst_case("dfedcata-b", 3, 2, 3, 0.2, W=np.full((3, 3), 1 / 3), sigma_g=1.0, lam_pen=0.5, beta=0.4)
+    assert "mixing" not in explicit.diagnostics["interpolation"]
