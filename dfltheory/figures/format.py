@@ -5,7 +5,8 @@
 * :func:`formula`  a sympy expression or relation (or its ``sstr`` text) on one line in Unicode:
                    ``-32*K**2*L**2*eta**3 + K*eta > 0`` becomes ``−32·K²·L²·η³ + K·η > 0``;
 * :func:`interval` a solved range (``L in [0.05, inf)``) as ``L ≥ 0.05``;
-* :func:`slug`     the anchor GitHub gives a Markdown heading.
+* :func:`slug`     the anchor GitHub gives a Markdown heading;
+* :func:`duration` seconds as ``12 s``, ``3 min 44 s``.
 """
 
 from __future__ import annotations
@@ -15,13 +16,14 @@ import re
 
 import sympy as sp
 
-__all__ = ["num", "ratio", "formula", "interval", "slug", "ROUND_OFF"]
+__all__ = ["num", "ratio", "formula", "interval", "slug", "duration", "ROUND_OFF"]
 
 #: below this absolute value a quantity known to be exactly 0 is shown as a round-off zero
 ROUND_OFF = 1e-12
 
 _SUP = str.maketrans("0123456789-+.()/", "⁰¹²³⁴⁵⁶⁷⁸⁹⁻⁺·⁽⁾ᐟ")
-_GREEK = {"alpha": "α", "beta": "β", "gamma": "γ", "delta": "δ", "eta": "η", "kappa": "κ", "lam": "λ", "lambda": "λ",
+_GREEK = {"alpha": "α", "beta": "β", "gamma": "γ", "delta": "δ", "eta": "η", "kappa": "κ", "lam": "λ",
+          "lambda": "λ",
           "rho": "ρ", "sigma": "σ", "psi": "ψ", "Phi": "Φ", "Delta": "Δ", "Gamma": "Γ", "Xi": "Ξ", "xi": "ξ",
           "tau": "τ", "mu": "μ", "zeta": "ζ", "theta": "θ", "epsilon": "ε", "omega": "ω"}
 #: symbol names that read better as what they stand for
@@ -128,3 +130,10 @@ def slug(heading: str) -> str:
     """GitHub's anchor for a Markdown heading: lower case, punctuation dropped, spaces to hyphens."""
     text = re.sub(r"[^\w\- ]", "", heading.strip().lower())
     return text.replace(" ", "-")
+
+
+def duration(seconds: float) -> str:
+    """``0.4 s``, ``12 s``, ``3 min 44 s``, ``14 min``."""
+    if seconds < 60:
+        return f"{seconds:.0f} s" if seconds >= 1 else f"{seconds:.1f} s"
+    return f"{seconds / 60:.0f} min" if seconds >= 600 else f"{int(seconds // 60)} min {seconds % 60:.0f} s"

@@ -13,8 +13,8 @@ import math
 from collections.abc import Mapping
 from pathlib import Path
 
-from dfltheory.figures.format import formula, interval, num, ratio
-from dfltheory.figures.verdicts import VERDICT_STATUS, _tally, order_text
+from dfltheory.figures.format import duration, formula, interval, num, ratio
+from dfltheory.figures.verdicts import VERDICT_STATUS, order_text, tally
 
 __all__ = ["view", "render", "write", "environment"]
 
@@ -101,7 +101,7 @@ def _verification(ver: Mapping | None) -> dict | None:
     return {"size": ver.get("size"), "seeds": ", ".join(str(s) for s in ver.get("seeds", ())),
             "wall": num(ver.get("wall_seconds")), "device": ver.get("device"),
             "papers": [{"paper": p, "rows": [r for r in rows if r["paper"] == p],
-                        "tally": _tally([v for v in ver.get("verdicts", ()) if v["paper"] == p])[0]
+                        "tally": tally([v for v in ver.get("verdicts", ()) if v["paper"] == p])[0]
                         if any(r["paper"] == p for r in rows) else "",
                         "figures": list(ver.get("figures", {}).get(p, ()))} for p in papers],
             "rates": rates, "topology": topology,
@@ -138,10 +138,10 @@ def _network(net: Mapping | None) -> dict | None:
                                else "met"),
                     "bound": num(r.get("bound")), "measured": num(r.get("measured")), "ratio": ratio(r.get("ratio")),
                     "status": "bad" if r.get("failed") else ("warn" if r.get("bound") is None else "ok")})
-    return {"rows": out, "setup": f"digits, the default MLP, ring of {net['n']} clients, {net['rounds']} rounds, batch 16, "
-                                  f"seed 0, each algorithm with its options and K of the verification plan; constants "
-                                  f"estimated at {net['points']} points of each run with {net['iters']} Lanczos steps "
-                                  "per Hessian"}
+    setup = (f"digits, the default MLP, ring of {net['n']} clients, {net['rounds']} rounds, batch 16, seed 0, each "
+             f"algorithm with its options and K of the verification plan; constants estimated at {net['points']} "
+             f"points of each run with {net['iters']} Lanczos steps per Hessian")
+    return {"rows": out, "setup": setup}
 
 
 def _short(text: str, width: int = 100) -> str:
@@ -195,8 +195,8 @@ TOPOLOGY_COLUMNS = (("weights", "weights", False), ("lambda", "λ", True), ("spe
 def view(rep: Mapping) -> dict:
     """What the templates render: the header, the verdict tables, and each section formatted."""
     h = rep["header"]
-    header = {**h, "wall": _wall(h["wall_seconds"]), "seeds": ", ".join(str(s) for s in h["seeds"]),
-              "stages": [{"name": k, "seconds": _wall(v)} for k, v in h["stage_seconds"].items()]}
+    header = {**h, "wall": duration(h["wall_seconds"]), "seeds": ", ".join(str(s) for s in h["seeds"]),
+              "stages": [{"name": k, "seconds": duration(v)} for k, v in h["stage_seconds"].items()]}
     topo = rep["topology"]
     topology = {"n": topo["n"], "columns": [c[1] for c in TOPOLOGY_COLUMNS],
                 "rows": [{"name": name, "cells": [r.get(k) if k == "weights" else num(r.get(k), zero_exact=z)
@@ -213,12 +213,6 @@ def view(rep: Mapping) -> dict:
             "rates": _rates(rep["rates"]), "topology": topology, "catalog": catalog,
             "figures": dict(figs),
             "notes": h.get("notes", {})}
-
-
-def _wall(seconds: float) -> str:
-    from dfltheory.figures.report import _duration
-
-    return _duration(seconds)
 
 
 def render(rep: Mapping) -> dict[str, str]:

@@ -19,7 +19,7 @@ from collections.abc import Callable
 from datetime import datetime, timezone
 from pathlib import Path
 
-from dfltheory.figures.format import formula
+from dfltheory.figures.format import duration, formula
 
 #: The topologies of the papers' topology experiments (DFedSAM Table 2, DFedADMM Table 2, DFedCata §7).
 PAPER_TOPOLOGIES = ("ring", "grid", "exponential", "full", "random", "watts-strogatz")
@@ -252,7 +252,9 @@ class Progress:
     """Stage-by-stage progress on ``stream`` (stderr): ``[3/8] verification runs ... 12/40 runs, ETA 1 min``."""
 
     def __init__(self, stages: tuple[str, ...], stream=None):
-        self.stages, self.stream, self.k, self.times = stages, stream if stream is not None else sys.stderr, 0, {}
+        """``stream``: where to print (stderr by default; False for nowhere)."""
+        self.stages, self.k, self.times = stages, 0, {}
+        self.stream = sys.stderr if stream is None else (stream or None)
         self.t0 = self.started = self.last = time.perf_counter()
 
     def _say(self, text: str, end: str = "\n") -> None:
@@ -270,7 +272,7 @@ class Progress:
         if self.k and self.stages[self.k - 1] not in self.times:
             self.times[self.stages[self.k - 1]] = time.perf_counter() - self.t0
             self._say(f"[{self.k}/{len(self.stages)}] {self.stages[self.k - 1]}: done in "
-                      f"{_duration(self.times[self.stages[self.k - 1]])}")
+                      f"{duration(self.times[self.stages[self.k - 1]])}")
 
     def skip(self, name: str, why: str) -> None:
         self.close()
@@ -296,7 +298,7 @@ class Progress:
                 return
             if left is None and done:
                 left = (time.perf_counter() - self._part_t0) / done * (total - done)
-            eta = f", ETA {_duration(left)}" if left is not None and done < total else ""
+            eta = f", ETA {duration(left)}" if left is not None and done < total else ""
             unit = "" if text.endswith(("runs", "steps")) else " steps"
             text = f"{text}{':' if text else ''} {done}/{total}{unit if not text else ''}{eta}".strip()
         self.last = time.perf_counter()
@@ -305,12 +307,6 @@ class Progress:
     @property
     def wall(self) -> float:
         return time.perf_counter() - self.started
-
-
-def _duration(seconds: float) -> str:
-    if seconds < 60:
-        return f"{seconds:.0f} s" if seconds >= 1 else f"{seconds:.1f} s"
-    return f"{seconds / 60:.0f} min" if seconds >= 600 else f"{int(seconds // 60)} min {seconds % 60:.0f} s"
 
 
 def verification_section(out: Path, size: str, progress: Callable | None = None) -> tuple[dict | None, str]:
@@ -450,9 +446,7 @@ def build_report(out: str | Path, train: bool = True, n: int = 100, verify: bool
 
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
-    prog = Progress(STAGES, stream=None if stream is False else stream)
-    if stream is False:
-        prog.stream = None
+    prog = Progress(STAGES, stream=stream)
     notes = {}
     prog.stage("topology constants")
     rep = {"topology": topology_section(n), "catalog": catalog_section()}
@@ -498,5 +492,5 @@ def build_report(out: str | Path, train: bool = True, n: int = 100, verify: bool
     prog.close()
     rep["header"]["wall_seconds"] = prog.wall
     write(out, rep)
-    prog._say(f"wrote {out / 'report.html'}, {out / 'report.md'}, {out / 'report.json'} in {_duration(prog.wall)}")
+    prog._say(f"wrote {out / 'report.html'}, {out / 'report.md'}, {out / 'report.json'} in {duration(prog.wall)}")
     return rep

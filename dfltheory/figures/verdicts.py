@@ -24,9 +24,9 @@ import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from dfltheory.figures.format import formula, interval, num, ratio, slug
+from dfltheory.figures.format import formula, num, ratio, slug
 
-__all__ = ["theorem_rows", "paper_tables", "discrepancies", "order_text", "DOCS"]
+__all__ = ["theorem_rows", "paper_tables", "discrepancies", "order_text", "tally", "DOCS", "VERDICT_STATUS"]
 
 #: docs/bounds of the source tree (absent from an installed wheel: discrepancies then come from the settings only)
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "bounds"
@@ -202,7 +202,7 @@ VERDICT_STATUS = {"violated": "bad", "inconclusive": "warn", "diverged": "warn",
                   "vacuous": "warn", "not testable": "none", "holds": "ok"}
 
 
-def _tally(verdicts: Sequence[Mapping]) -> tuple[str, str]:
+def tally(verdicts: Sequence[Mapping]) -> tuple[str, str]:
     """``"14/14 hold, bound/measured ×51 ... ×3.5×10²⁵"`` (or the worst verdict's count) and its status."""
     names = [v["verdict"] for v in verdicts]
     order = list(VERDICT_STATUS)  # the worst first; a verdict this table does not know counts as a caveat
@@ -234,9 +234,9 @@ def exact_cell(thm_id: str, verification: Mapping | None) -> dict:
     if len(mine) == 1:  # the verdict itself, its setting below
         head, where = lines[0].split(": ", 1)
         return cell(head, VERDICT_STATUS.get(mine[0]["verdict"], "warn"), [where], _setting(mine[0]))
-    head, status = _tally(mine)
+    head, status = tally(mine)
     families = list(dict.fromkeys(v.get("constants") for v in mine))
-    detail = [f"{fam} constants: " + _tally([v for v in mine if v.get("constants") == fam])[0]
+    detail = [f"{fam} constants: " + tally([v for v in mine if v.get("constants") == fam])[0]
               for fam in families if fam] if len(families) > 1 else []
     return cell(head, status, detail, "; ".join(lines))
 

@@ -200,7 +200,8 @@ def test_progress_names_the_stage_counts_and_time_left():
     assert "[2/2] verification runs ... runs: 1/4, ETA" in text and "[2/2] verification runs: done" in text
 
 
-@pytest.mark.parametrize("x, zero_exact, text", [(6.508e-17, True, "0 (round-off)"), (6.508e-17, False, "6.508×10⁻¹⁷"),
+@pytest.mark.parametrize("x, zero_exact, text", [(6.508e-17, True, "0 (round-off)"),
+                                                 (6.508e-17, False, "6.508×10⁻¹⁷"),
                                                  (0.041, False, "0.041"), (123456.0, False, "1.235×10⁵"),
                                                  (1e12, False, "10¹²"), (0.99684346, False, "0.9968"),
                                                  (-32.0, False, "−32"), (None, False, "—"), (12, False, "12")])
