@@ -17,8 +17,8 @@ from pathlib import Path
 from dfltheory import __version__
 
 PILLARS = ("dfltheory.topology.commands", "dfltheory.bounds.commands", "dfltheory.empirical.commands",
-           "dfltheory.figures.commands", "dfltheory.figures.verification", "dfltheory.verify.commands",
-           "dfltheory.pep.commands")
+           "dfltheory.figures.commands", "dfltheory.figures.verification", "dfltheory.figures.claims",
+           "dfltheory.verify.commands", "dfltheory.pep.commands")
 
 
 def _make_dir(path: Path, label: str) -> Path:

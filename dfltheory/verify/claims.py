@@ -35,7 +35,7 @@ from pathlib import Path
 
 import numpy as np
 
-from dfltheory.verify.holds import RunCache, json_safe, train_command
+from dfltheory.verify.holds import RunCache, check_run_options, json_safe, train_command
 
 PAPERS = ("dfedsgpsm", "dfedsam", "dfedcata", "dfedpgp", "dfedadmm")
 SIGNIFICANCE = 2.0  # |d| > SIGNIFICANCE * sqrt((s_a^2 + s_b^2) / n)
@@ -332,15 +332,7 @@ def run_claims(papers: Sequence[str] = ("all",), size: str | ClaimSize = "defaul
     ``claims`` (one row per claim: arms with mean ± std, per-seed values, curves and the command of seed 0; pairs
     with the difference, the threshold and the verdict; the claim's verdict), the rule, the size and the wall time.
     ``claims`` replaces the table (a planted claim in tests). ``progress(done, total, eta_seconds)`` after each run."""
-    from dfltheory.empirical.runner import check_device
-
-    check_device(device)
-    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
-        raise ValueError(f"workers must be a positive integer (processes that train runs), got {workers!r}")
-    if isinstance(size, str):
-        if size not in SIZES:
-            raise ValueError(f"unknown size {size!r}; choose one of {', '.join(SIZES)}")
-        size = SIZES[size]
+    size = check_run_options(size, SIZES, workers, device)
     chosen = list(claims) if claims is not None else select(papers)
     cache = RunCache(Path(out) / "runs")
     start = time.perf_counter()

@@ -631,6 +631,21 @@ def rate(plan: PaperPlan, size: Size, cache: RunCache, progress: Callable | None
 
 
 # ------------------------------------------------------------------------------------------------ all
+def check_run_options(size, sizes: Mapping, workers: int, device: str):
+    """The size object named ``size`` in ``sizes`` (or ``size`` itself), after checking ``workers`` (processes that
+    train runs) and ``device``; bad values are ValueErrors naming the fix."""
+    from dfltheory.empirical.runner import check_device
+
+    check_device(device)
+    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
+        raise ValueError(f"workers must be a positive integer (processes that train runs), got {workers!r}")
+    if isinstance(size, str):
+        if size not in sizes:
+            raise ValueError(f"unknown size {size!r}; choose one of {', '.join(sizes)}")
+        return sizes[size]
+    return size
+
+
 def verify(targets: Sequence[str] = ("all",), size: str | Size = "default", out: str | Path = "verify",
            progress: Callable[[str, int, int, float], None] | None = None, rates: bool = True, workers: int = 1,
            device: str = "cpu") -> dict:
@@ -638,19 +653,11 @@ def verify(targets: Sequence[str] = ("all",), size: str | Size = "default", out:
     theorem ids) and return the verdicts, overlays, topology dependence and rates as one JSON-safe dict; it is
     also written to ``out/verify.json``. ``progress(stage, done, total, eta_seconds)`` is called after every run;
     ``workers`` processes train the runs (one CPU thread each); ``device`` ('cpu', 'cuda', ...) is where."""
-    from dfltheory.empirical.runner import check_device
-
-    check_device(device)
-    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
-        raise ValueError(f"workers must be a positive integer (processes that train runs), got {workers!r}")
     import platform
 
     from dfltheory import __version__
 
-    if isinstance(size, str):
-        if size not in SIZES:
-            raise ValueError(f"unknown size {size!r}; choose one of {', '.join(SIZES)}")
-        size = SIZES[size]
+    size = check_run_options(size, SIZES, workers, device)
     chosen = resolve_targets(targets)
     out = Path(out)
     cache = RunCache(out / "runs")
