@@ -324,13 +324,21 @@ def verification_section(out: Path, size: str, progress: Callable | None = None)
 
         traceback.print_exc()
         return None, f"verification failed: {type(err).__name__}: {err} (the traceback is on stderr)"
+    return verification_figures(result, out), ""
+
+
+def verification_figures(result: dict, out: Path) -> dict:
+    """Draw the figures of verify's results (overlays, rate in T, topology dependence) into ``out/verify/figures``
+    with :func:`dfltheory.figures.verification.render`; ``result["figures"]`` then holds paths relative to ``out``.
+    Results without overlays (a hand-written file) keep their own ``figures``."""
     try:
         from dfltheory.figures.verification import render
     except ImportError:
-        return result, ""
+        return result
+    if "overlays" not in result:
+        return result
     drawn = render(result, out / "verify")
-    result["figures"] = {paper: [f"verify/{f}" for f in files] for paper, files in drawn.items()}
-    return result, ""
+    return {**result, "figures": {paper: [f"verify/{f}" for f in files] for paper, files in drawn.items()}}
 
 
 def network_section(out: Path, rounds: int = 10, n: int = 4, points: int = 2, iters: int = 8,
@@ -456,7 +464,7 @@ def build_report(out: str | Path, train: bool = True, n: int = 100, verify: bool
     rep["experiments"] = experiments_section(lambda d, t: prog.step("settings", d, t), papers)
     if isinstance(verify, dict):
         prog.skip("verification runs", "results given")
-        rep["verification"] = verify
+        rep["verification"] = verification_figures(verify, out)
     elif verify:
         prog.stage("verification runs")
         rep["verification"], notes["verification"] = verification_section(out, size, prog.step)
