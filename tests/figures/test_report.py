@@ -178,12 +178,16 @@ def test_the_header_names_version_date_seeds_machine_and_wall_time(built):
         assert piece in head, piece
 
 
-def test_without_the_verification_layer_the_report_says_so(monkeypatch, tmp_path):
+def test_a_failing_verification_run_leaves_the_report_with_the_reason(monkeypatch, tmp_path):
+    import dfltheory.verify.holds as holds
     from dfltheory.figures.report import verification_section
 
-    monkeypatch.setitem(sys.modules, "dfltheory.verify.holds", None)  # import fails as if the module were absent
+    def broken(**kw):
+        raise RuntimeError("planted failure")
+
+    monkeypatch.setattr(holds, "verify", broken)
     results, note = verification_section(tmp_path, "quick")
-    assert results is None and note.startswith("verification not run")
+    assert results is None and note.startswith("verification failed: RuntimeError: planted failure")
 
 
 def test_progress_names_the_stage_counts_and_time_left():
