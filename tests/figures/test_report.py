@@ -5,7 +5,6 @@ sympy or Python reprs, numbers formatted, and the Markdown and JSON say what the
 
 import json
 import re
-import sys
 from html.parser import HTMLParser
 from pathlib import Path
 
