@@ -25,6 +25,10 @@ def register(subparsers) -> None:
     p.add_argument("--no-verify", action="store_true", help="skip the verification runs on exact problems")
     p.add_argument("--no-network", action="store_true", help="skip the digits network of each paper")
     p.add_argument("--size", choices=("quick", "default"), default="default", help="size of the verification runs")
+    p.add_argument("--no-pep", action="store_true", help="skip the worst cases by performance estimation (~20 s)")
+    p.add_argument("--no-claims", action="store_true", help="skip the papers' experimental claims")
+    p.add_argument("--claims-size", choices=("quick", "default"), default="default",
+                   help="size of the claims' runs (default: 5 seeds, 40 rounds of digits per arm)")
     p.add_argument("--verification", metavar="FILE",
                    help="take the verification results from this JSON file (dfltheory.verify.holds.verify's output) "
                         "instead of running them")
@@ -75,7 +79,8 @@ def _report(args) -> int:
             raise ValueError(f"--verification {args.verification}: not verification results (a JSON object with "
                              "'verdicts'); give the file dfltheory.verify.holds.verify wrote")
     build_report(args.out, train=not args.no_train, n=args.n, verify=verify, size=args.size,
-                 network=not args.no_network)
+                 network=not args.no_network, pep=not args.no_pep, claims=not args.no_claims,
+                 claims_size=args.claims_size)
     print(Path(args.out) / "report.html")
     return 0
 

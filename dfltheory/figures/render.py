@@ -109,6 +109,36 @@ def _verification(ver: Mapping | None) -> dict | None:
                        if (n := sum(r["verdict"] == k for r in rows))}}
 
 
+def _pep(pep: Mapping | None) -> list[dict] | None:
+    """The PEP rows (:func:`dfltheory.pep.pep_table`) formatted; status 'ok' where the bound is above the worst case."""
+    if not pep:
+        return None
+    return [{"algorithm": r["algorithm"], "instance": r["instance"], "quantity": r.get("quantity", ""),
+             "worst_case": num(r.get("worst_case")), "theorem": r.get("theorem") or "—", "bound": num(r.get("bound")),
+             "ratio": ratio(r.get("ratio")), "verdict": r.get("status", ""),
+             "status": "ok" if r.get("status") == "holds" else "warn"} for r in pep["rows"]]
+
+
+CLAIM_STATUS = {"agrees": "ok", "in part": "warn", "no difference": "warn", "disagrees": "bad"}
+
+
+def _claims(claims: Mapping | None) -> dict | None:
+    """The papers' experimental claims (:func:`dfltheory.verify.claims.run_claims`): per claim the statement, the
+    paper's number, each arm's mean ± std and the verdict; the figures per paper."""
+    if not claims:
+        return None
+    pct = lambda c, x: num(100 * x) if c["metric"] == "test_acc" else num(x)  # noqa: E731 - accuracy in %
+    rows = [{"id": c["id"], "paper": c["paper"], "section": c["section"], "statement": c["statement"],
+             "paper_number": c["paper_number"], "verdict": c["verdict"], "status": CLAIM_STATUS.get(c["verdict"], "warn"),
+             "measured": "; ".join(f"{a['label']} {pct(c, a['mean'])} ± {pct(c, a['std'])}" for a in c["arms"]
+                                   if a.get("mean") is not None),
+             "metric": c.get("metric_label", c["metric"])} for c in claims["claims"]]
+    return {"rows": rows, "rule": claims.get("rule", ""), "size": claims.get("size"), "seeds": claims.get("seeds"),
+            "rounds": claims.get("rounds"), "m": claims.get("m"), "wall": duration(claims.get("wall_seconds") or 0),
+            "figures": dict(claims.get("figures", {})),
+            "counts": {k: n for k in CLAIM_STATUS if (n := sum(r["verdict"] == k for r in rows))}}
+
+
 def _schedule(schedule) -> str:
     if isinstance(schedule, Mapping):
         return ", ".join(f"{formula(k)} = {formula(v)}" for k, v in schedule.items())
@@ -211,6 +241,7 @@ def view(rep: Mapping) -> dict:
             "network": _network(rep.get("network")), "training": _training(rep.get("training")),
             "sweeps": _sweeps(rep.get("sweeps")), "settings": _settings(rep["experiments"]),
             "rates": _rates(rep["rates"]), "topology": topology, "catalog": catalog,
+            "pep": _pep(rep.get("pep")), "claims": _claims(rep.get("claims")),
             "figures": dict(figs),
             "notes": h.get("notes", {})}
 

@@ -434,16 +434,54 @@ def machine(device: str = "cpu") -> dict:
 
 
 STAGES = ("topology constants", "stated against derived rates", "the papers' settings against their conditions",
-          "verification runs", "a digits network per paper", "DFedSAM training runs", "figures", "writing the report")
+          "verification runs", "a digits network per paper", "DFedSAM training runs", "worst cases (PEP)",
+          "the papers' experimental claims", "figures", "writing the report")
+
+
+def pep_section() -> dict:
+    """:func:`dfltheory.pep.pep_table`: the worst case of each algorithm's quantity (PEP) against its theorem's
+    bound at sigma_l = 0, one row per instance."""
+    from dfltheory.pep import pep_table
+
+    return {"rows": pep_table()}
+
+
+def claims_section(out: Path, size: str, progress: Callable | None = None) -> tuple[dict | None, str]:
+    """:func:`dfltheory.verify.claims.run_claims` for every paper (runs cached in ``out/claims/runs``) with its
+    figures (``figures``: {paper: path relative to ``out``}), or None and why where it failed."""
+    import os
+
+    from dfltheory.verify.claims import run_claims
+
+    try:
+        result = run_claims(papers=None, size=size, out=out / "claims", workers=max(1, min(2, os.cpu_count() or 1)),
+                            progress=progress)
+    except Exception as err:  # the report keeps every other section; the traceback goes to stderr
+        import traceback
+
+        traceback.print_exc()
+        return None, f"claims failed: {type(err).__name__}: {err} (the traceback is on stderr)"
+    return claims_figures(result, out), ""
+
+
+def claims_figures(result: dict, out: Path) -> dict:
+    """Draw one figure per paper of the claims' results into ``out/claims/figures``; ``result["figures"]`` then
+    holds {paper: path relative to ``out``}."""
+    from dfltheory.figures.claims import render as draw
+
+    drawn = draw(result, out / "claims")
+    return {**result, "figures": {p: str(Path(f).relative_to(out)) for p, f in drawn.items()}}
 
 
 def build_report(out: str | Path, train: bool = True, n: int = 100, verify: bool | dict = True,
-                 size: str = "default", network: bool | dict = True, stream=None, papers=None) -> dict:
+                 size: str = "default", network: bool | dict = True, stream=None, papers=None,
+                 pep: bool | dict = True, claims: bool | dict = True, claims_size: str = "default") -> dict:
     """Compute every section, write ``report.html``, ``report.md``, ``report.json`` and the figures into ``out``.
 
     ``verify``: True runs the verification layer (``size``), a dict uses those results (its schema), False skips
     it; ``network`` trains the digits network of each paper (a dict: those results, :func:`network_section`'s
-    schema); ``train`` the DFedSAM least-squares runs.
+    schema); ``train`` the DFedSAM least-squares runs; ``pep`` the PEP worst cases (a dict: :func:`pep_section`'s
+    result); ``claims`` the papers' experimental claims at ``claims_size`` (a dict: those results).
     Progress goes to ``stream`` (stderr by default; False for none). ``papers`` restricts the rates and settings
     sections (default: all five papers; the tests use one, for time)."""
     from dfltheory.figures.render import write
@@ -486,6 +524,20 @@ def build_report(out: str | Path, train: bool = True, n: int = 100, verify: bool
     else:
         prog.skip("DFedSAM training runs", "--no-train")
         rep["training"] = rep["sweeps"] = None
+    if isinstance(pep, dict) or not pep:
+        prog.skip("worst cases (PEP)", "results given" if pep else "--no-pep")
+        rep["pep"] = pep or None
+    else:
+        prog.stage("worst cases (PEP)")
+        rep["pep"] = pep_section()
+    if isinstance(claims, dict) or not claims:
+        prog.skip("the papers' experimental claims", "results given" if claims else "--no-claims")
+        rep["claims"] = claims_figures(claims, out) if claims else None
+        notes["claims"] = "" if claims else "left out (--no-claims)"
+    else:
+        prog.stage("the papers' experimental claims")
+        rep["claims"], notes["claims"] = claims_section(out, claims_size,
+                                                                lambda d, t, e: prog.step("runs", d, t, e))
     prog.stage("figures")
     rep["figures"] = figures(out, rep["training"], rep["sweeps"])
     prog.stage("writing the report")

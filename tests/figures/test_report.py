@@ -74,6 +74,28 @@ class Page(HTMLParser):
             self._row[self._col] = self._row.get(self._col, "") + data
 
 
+PEP = {"rows": [
+    {"algorithm": "dfedadmm", "instance": "m=3, K=2, T=5, W(0.5)", "quantity": "avg", "worst_case": 1.922,
+     "theorem": "dfedadmm.thm1", "bound": 54.16, "ratio": 28.18, "status": "holds", "seconds": 3.0},
+    {"algorithm": "sgp", "instance": "m=3, K=1, T=5, directed P", "quantity": "avg", "worst_case": 1.374,
+     "theorem": None, "bound": None, "ratio": None, "status": "no bound: outside the theorem (K >= 2)", "seconds": 2.0}]}
+
+
+def _arm(label, mean):
+    curve = {"round": [0, 10, 20], "mean": [0.1, mean - 0.1, mean], "std": [0.0, 0.01, 0.01]}
+    return {"label": label, "algo": label.lower(), "seeds": [0, 1, 2], "values": [mean] * 3, "mean": mean,
+            "std": 0.01, "status": "completed", "command": "dfltheory train ...", "curve": curve,
+            "quantity": {"round": [0, 10, 20], "mean": [1.0, 0.5, 0.2], "std": [0.0, 0.1, 0.1]}}
+
+
+CLAIMS = {"size": "quick", "m": 4, "rounds": 20, "seeds": 3, "problem": "digits", "rule": "significant when ...",
+          "wall_seconds": 7.0, "claims": [
+              {"id": "dfedsam.table1", "paper": "dfedsam", "section": "§9 Table 1", "statement": "DFedSAM > DFedAvg",
+               "paper_number": "82.04 / 73.55", "metric": "test_acc", "metric_label": "test accuracy (last round)",
+               "quantity": "grad_norm_sq", "arms": [_arm("DFedSAM", 0.90), _arm("DFedAvg", 0.80)], "pairs": [],
+               "verdict": "agrees"}]}
+
+
 @pytest.fixture(scope="module")
 def built(tmp_path_factory):
     out = tmp_path_factory.mktemp("report")
@@ -85,7 +107,8 @@ def built(tmp_path_factory):
             ax.plot([0, 1])
             fig.savefig(out / f)
             plt.close(fig)
-    rep = build_report(out, train=False, n=16, verify=ver, network=NETWORK, stream=False, papers=("dfedsam",))
+    rep = build_report(out, train=False, n=16, verify=ver, network=NETWORK, stream=False, papers=("dfedsam",),
+                       pep=PEP, claims=CLAIMS)
     page = Page()
     page.feed((out / "report.html").read_text())
     return out, rep, page, ver
@@ -250,3 +273,15 @@ def test_training_section_runs_at_an_admissible_step_size(tmp_path):
     assert sum(tr["bound_terms"].values()) == pytest.approx(tr["bound_at_T"])
     again = training_section(tmp_path, rounds=3, n=6)  # the run is regenerated, not refused
     assert again["measured_min_grad_norm_sq"] == tr["measured_min_grad_norm_sq"]
+
+
+def test_the_pep_and_claims_sections_show_every_row_and_the_claims_figure(built):
+    out, rep, page, ver = built
+    html = (out / "report.html").read_text()
+    md = (out / "report.md").read_text()
+    for text in (html, md):
+        assert "10. Worst cases by performance estimation" in text and "11. The papers' experimental claims" in text
+        assert "28.18" in text and "no bound: outside the theorem" in text  # both PEP rows
+        assert "dfedsam.table1" in text and "DFedSAM 90 ± 1" in text and "agrees" in text
+    assert rep["claims"]["figures"] == {"dfedsam": "claims/figures/dfedsam-claims.png"}
+    assert "claims/figures/dfedsam-claims.png" in page.images and (out / "claims/figures/dfedsam-claims.png").is_file()
