@@ -8,6 +8,7 @@ import pytest
 from dfltheory.pep import worst_case
 from dfltheory.pep.compare import compare
 from dfltheory.pep.problem import admm_gamma
+from tests.pep.oracle import local_gradient, measure
 
 W_RING = np.array([[0.5, 0.25, 0.25], [0.25, 0.5, 0.25], [0.25, 0.25, 0.5]])
 
@@ -29,22 +30,14 @@ def simulate_admm(a, c, x0, W, K, T, eta, lam_pen, rho=0.0):
     for t in range(T):
         xbar = np.mean(x, axis=0)
         w = xbar + (1 - gamma) / gamma * (xbar - xbar_prev)
-        gs = [grad[i](w) for i in range(m)]
-        g = np.mean(gs, axis=0)
-        metric.append(g @ g)
-        het.append(np.mean([(gi - g) @ (gi - g) for gi in gs]))
-        queried += [gi @ gi for gi in gs]
+        measure(grad, w, metric, het, queried)
         if t == T - 1:
             break
         z = []
         for i in range(m):
             y = x[i].copy()
             for _ in range(K):
-                gy = grad[i](y)
-                queried.append(gy @ gy)
-                if rho:
-                    gy = grad[i](y + rho * gy)
-                    queried.append(gy @ gy)
+                gy = local_gradient(grad[i], y, rho, queried)
                 y = y - eta * (gy - dual[i] + (y - x[i]) / lam_pen)
             old = dual[i]
             dual[i] = old - (y - x[i]) / lam_pen

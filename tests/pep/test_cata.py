@@ -7,6 +7,7 @@ import pytest
 
 from dfltheory.pep import worst_case
 from dfltheory.pep.compare import compare
+from tests.pep.oracle import measure
 
 W_RING = np.array([[0.5, 0.25, 0.25], [0.25, 0.5, 0.25], [0.25, 0.25, 0.5]])
 
@@ -27,11 +28,7 @@ def simulate_cata(a, c, x0, W, K, T, eta, lam_pen, beta, mode):
     for t in range(T):
         abar = np.mean(agg, axis=0)
         p = abar + beta / (1 - beta) * (abar - abar_prev) if mode == "B" else abar
-        gs = [grad[i](p) for i in range(m)]
-        g = np.mean(gs, axis=0)
-        metric.append(g @ g)
-        het.append(np.mean([(gi - g) @ (gi - g) for gi in gs]))
-        queried += [gi @ gi for gi in gs]
+        measure(grad, p, metric, het, queried)
         ybar = np.mean(y, axis=0)
         xi.append(np.mean([(yi - ybar) @ (yi - ybar) for yi in y]))
         if t == T - 1:

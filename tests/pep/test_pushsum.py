@@ -7,6 +7,7 @@ import pytest
 
 from dfltheory.pep import worst_case
 from dfltheory.pep.compare import compare
+from tests.pep.oracle import local_gradient, measure
 
 P = np.array([[1 / 2, 0, 1 / 3], [1 / 2, 1 / 2, 1 / 3], [0, 1 / 2, 1 / 3]])  # column-stochastic, not symmetric
 
@@ -20,11 +21,7 @@ def simulate_push_sum(a, c, x0, P, K, T, eta, alpha, rho=0.0):
     metric, het, queried = [], [], []
     for t in range(T):
         xbar = np.mean(x, axis=0)
-        gs = [grad[i](xbar) for i in range(m)]
-        g = np.mean(gs, axis=0)
-        metric.append(g @ g)
-        het.append(np.mean([(gi - g) @ (gi - g) for gi in gs]))
-        queried += [gi @ gi for gi in gs]
+        measure(grad, xbar, metric, het, queried)
         if t == T - 1:
             break
         half = []
@@ -32,11 +29,7 @@ def simulate_push_sum(a, c, x0, P, K, T, eta, alpha, rho=0.0):
             y, v = x[i].copy(), np.zeros_like(x0)
             for _ in range(K):
                 z = y / w[i]
-                gz = grad[i](z)
-                queried.append(gz @ gz)
-                if rho:
-                    gz = grad[i](z + rho * gz)
-                    queried.append(gz @ gz)
+                gz = local_gradient(grad[i], z, rho, queried)
                 v = alpha * v + gz
                 y = y - eta * v
             half.append(y)

@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 from dfltheory.pep import worst_case
+from tests.pep.oracle import local_gradient, measure
 
 
 def simulate(a, c, x0, W, K, T, eta, rho=0.0, Q=1):
@@ -17,22 +18,14 @@ def simulate(a, c, x0, W, K, T, eta, rho=0.0, Q=1):
     WQ = np.linalg.matrix_power(W, Q)
     for t in range(T):
         xbar = np.mean(x, axis=0)
-        gs = [grad[i](xbar) for i in range(m)]
-        g = np.mean(gs, axis=0)
-        metric.append(g @ g)
-        het.append(np.mean([(gi - g) @ (gi - g) for gi in gs]))
-        queried += [gi @ gi for gi in gs]
+        measure(grad, xbar, metric, het, queried)
         if t == T - 1:
             break
         z = []
         for i in range(m):
             y = x[i].copy()
             for _ in range(K):
-                gy = grad[i](y)
-                queried.append(gy @ gy)
-                if rho:
-                    gy = grad[i](y + rho * gy)
-                    queried.append(gy @ gy)
+                gy = local_gradient(grad[i], y, rho, queried)
                 y = y - eta * gy
             z.append(y)
         x = [sum(WQ[i, j] * z[j] for j in range(m)) for i in range(m)]
