@@ -454,8 +454,8 @@ def claims_section(out: Path, size: str, progress: Callable | None = None) -> tu
     from dfltheory.verify.claims import run_claims
 
     try:
-        result = run_claims(papers=None, size=size, out=out / "claims", workers=max(1, min(2, os.cpu_count() or 1)),
-                            progress=progress)
+        result = run_claims(papers=("all",), size=size, out=out / "claims",
+                            workers=max(1, min(2, os.cpu_count() or 1)), progress=progress)
     except Exception as err:  # the report keeps every other section; the traceback goes to stderr
         import traceback
 

@@ -285,3 +285,12 @@ def test_the_pep_and_claims_sections_show_every_row_and_the_claims_figure(built)
         assert "dfedsam.table1" in text and "DFedSAM 90 ± 1" in text and "agrees" in text
     assert rep["claims"]["figures"] == {"dfedsam": "claims/figures/dfedsam-claims.png"}
     assert "claims/figures/dfedsam-claims.png" in page.images and (out / "claims/figures/dfedsam-claims.png").is_file()
+
+
+def test_claims_section_runs_every_paper_and_draws_its_figures(tmp_path):
+    from dfltheory.figures.report import claims_section
+
+    result, note = claims_section(tmp_path, "quick")
+    assert note == "" and {c["paper"] for c in result["claims"]} == {"dfedsgpsm", "dfedsam", "dfedcata", "dfedpgp",
+                                                                     "dfedadmm"}
+    assert all((tmp_path / path).is_file() for path in result["figures"].values())
