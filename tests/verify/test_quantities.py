@@ -77,11 +77,11 @@ def sq(v):
     return float((v**2).sum())
 
 
-def close(recorded, direct):
+def assert_close(recorded, direct):
     assert recorded == pytest.approx(direct, rel=RTOL, abs=1e-300), (recorded, direct)
 
 
-def differs(a, b, rel=1e-6):
+def assert_differs(a, b, rel=1e-6):
     assert abs(a - b) > rel * max(abs(a), abs(b)), (a, b)
 
 
@@ -150,12 +150,12 @@ def test_dfedsam_measures_the_mean_of_the_round_start_models(tmp_path):
     X = [x0.clone() for _ in range(M)]
     for t in range(ROUNDS + 1):
         xbar = mean(X)
-        close(recs[t]["grad_norm_sq"], sq(obj.grad_f(xbar)))
-        close(recs[t]["train_loss"], obj.f(xbar))
-        close(recs[t]["consensus"], mean([sq(x - xbar) for x in X]))
+        assert_close(recs[t]["grad_norm_sq"], sq(obj.grad_f(xbar)))
+        assert_close(recs[t]["train_loss"], obj.f(xbar))
+        assert_close(recs[t]["consensus"], mean([sq(x - xbar) for x in X]))
         if t:  # the average, not a client's model, is measured
             assert recs[t]["consensus"] > 0
-            differs(recs[t]["grad_norm_sq"], sq(obj.grad_f(X[0])))
+            assert_differs(recs[t]["grad_norm_sq"], sq(obj.grad_f(X[0])))
         if t == ROUNDS:
             break
         Z = []
@@ -182,12 +182,12 @@ def test_dfedsgpsm_measures_the_mean_of_the_push_sum_numerators(tmp_path, topolo
     for t in range(ROUNDS + 1):
         xbar = mean(X)
         Z = [x / wi for x, wi in zip(X, w)]
-        close(recs[t]["grad_norm_sq"], sq(obj.grad_f(xbar)))
-        close(recs[t]["train_loss"], obj.f(xbar))
-        close(recs[t]["consensus"], mean([sq(z - xbar) for z in Z]))
+        assert_close(recs[t]["grad_norm_sq"], sq(obj.grad_f(xbar)))
+        assert_close(recs[t]["train_loss"], obj.f(xbar))
+        assert_close(recs[t]["consensus"], mean([sq(z - xbar) for z in Z]))
         if t and topology == "random":  # the numerators' mean is not the mean of the de-biased models
             assert max(abs(wi - 1) for wi in w) > 0.1
-            differs(recs[t]["grad_norm_sq"], sq(obj.grad_f(mean(Z))))
+            assert_differs(recs[t]["grad_norm_sq"], sq(obj.grad_f(mean(Z))))
         if topology == "one-peer-exponential":  # one in-neighbour each: P is doubly stochastic, w stays 1
             assert w == [1.0] * M
         if t == ROUNDS:
@@ -228,14 +228,14 @@ def test_dfedcata_measures_p_and_the_mean_of_the_aggregated_models(tmp_path, mod
         Y = [a + beta * (a - (xk if mode == "A" else ap)) for a, xk, ap in zip(A, XK, A_prev)]
         abar = mean(A)
         p = abar + beta / (1 - beta) * (abar - abar_prev) if mode == "B" else abar
-        close(recs[t]["grad_norm_sq"], sq(obj.grad_f(abar)))
-        close(recs[t]["grad_norm_sq_p"], sq(obj.grad_f(p)))
-        close(recs[t]["train_loss"], obj.f(abar))
-        close(recs[t]["consensus"], mean([sq(y - abar) for y in Y]))
+        assert_close(recs[t]["grad_norm_sq"], sq(obj.grad_f(abar)))
+        assert_close(recs[t]["grad_norm_sq_p"], sq(obj.grad_f(p)))
+        assert_close(recs[t]["train_loss"], obj.f(abar))
+        assert_close(recs[t]["consensus"], mean([sq(y - abar) for y in Y]))
         if t:  # a_bar is neither the mean of the round-start y_i nor (mode B) p
-            differs(recs[t]["grad_norm_sq"], sq(obj.grad_f(mean(Y))))
+            assert_differs(recs[t]["grad_norm_sq"], sq(obj.grad_f(mean(Y))))
             if mode == "B":
-                differs(recs[t]["grad_norm_sq_p"], recs[t]["grad_norm_sq"])
+                assert_differs(recs[t]["grad_norm_sq_p"], recs[t]["grad_norm_sq"])
             else:
                 assert recs[t]["grad_norm_sq_p"] == recs[t]["grad_norm_sq"]
         if t == ROUNDS:
@@ -265,12 +265,12 @@ def test_dfedadmm_measures_the_auxiliary_sequence_w(tmp_path, algo, rho):
     for t in range(ROUNDS + 1):
         xbar = mean(X)
         w = xbar + (1 - gamma) / gamma * (xbar - xbar_prev)
-        close(recs[t]["grad_norm_sq_w"], sq(obj.grad_f(w)))
-        close(recs[t]["grad_norm_sq"], sq(obj.grad_f(xbar)))
-        close(recs[t]["train_loss"], obj.f(xbar))
-        close(recs[t]["consensus"], mean([sq(x - xbar) for x in X]))
+        assert_close(recs[t]["grad_norm_sq_w"], sq(obj.grad_f(w)))
+        assert_close(recs[t]["grad_norm_sq"], sq(obj.grad_f(xbar)))
+        assert_close(recs[t]["train_loss"], obj.f(xbar))
+        assert_close(recs[t]["consensus"], mean([sq(x - xbar) for x in X]))
         if t:  # w^t is not x_bar^t
-            differs(recs[t]["grad_norm_sq_w"], recs[t]["grad_norm_sq"])
+            assert_differs(recs[t]["grad_norm_sq_w"], recs[t]["grad_norm_sq"])
         if t == ROUNDS:
             break
         Z = []
@@ -317,16 +317,16 @@ def test_dfedpgp_measures_theorem_1s_deltas(tmp_path):
         delta_u = sq(mean([full_grad_i(point(ubar_prev, V[i]), i)[s] for i in range(M)]))
         delta_v = mean([sq(full_grad_i(point(U[i], V[i]), i)[p]) for i in range(M)])
         delta_v_z = mean([sq(full_grad_i(point(Z[i], V[i]), i)[p]) for i in range(M)])
-        close(recs[t]["grad_norm_sq_u"], delta_u)
-        close(recs[t]["grad_norm_sq_v"], delta_v)
-        close(recs[t]["grad_norm_sq_v_z"], delta_v_z)
-        close(recs[t]["train_loss"], mean([obj.loss(point(ubar, V[i]), obj.clients[i]) for i in range(M)]).item())
-        close(recs[t]["consensus"], mean([sq(z - ubar) for z in Z]))
+        assert_close(recs[t]["grad_norm_sq_u"], delta_u)
+        assert_close(recs[t]["grad_norm_sq_v"], delta_v)
+        assert_close(recs[t]["grad_norm_sq_v_z"], delta_v_z)
+        assert_close(recs[t]["train_loss"], mean([obj.loss(point(ubar, V[i]), obj.clients[i]) for i in range(M)]).item())
+        assert_close(recs[t]["consensus"], mean([sq(z - ubar) for z in Z]))
         if t:  # the biased u, not z; ubar^{t-1} with V^t, not ubar^t
             assert max(abs(m_ - 1) for m_ in mu) > 0.1
-            differs(recs[t]["grad_norm_sq_v"], recs[t]["grad_norm_sq_v_z"])
-            differs(recs[t]["grad_norm_sq_u"], sq(mean([full_grad_i(point(ubar, V[i]), i)[s] for i in range(M)])))
-            differs(recs[t]["grad_norm_sq_u"], sq(mean([full_grad_i(point(mean(Z), V[i]), i)[s]
+            assert_differs(recs[t]["grad_norm_sq_v"], recs[t]["grad_norm_sq_v_z"])
+            assert_differs(recs[t]["grad_norm_sq_u"], sq(mean([full_grad_i(point(ubar, V[i]), i)[s] for i in range(M)])))
+            assert_differs(recs[t]["grad_norm_sq_u"], sq(mean([full_grad_i(point(mean(Z), V[i]), i)[s]
                                                         for i in range(M)])))
         if t == ROUNDS:
             break
