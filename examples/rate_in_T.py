@@ -4,7 +4,7 @@ Corollary 4.1.1 of seed 001 runs DFedSAM with eta = c/(L sqrt(K T)) and rho = r/
 min_t E||grad f(x_bar^t)||^2 = O(1/sqrt(K T)). For each horizon T this trains DFedSAM with that schedule on a
 least-squares problem with exact constants (ring of n clients) and fits the slope in log T of the measured
 min_t ||grad f(x_bar^t)||^2 against the bound's (``dfedsam.cor4.1.1.derived``) and the stated -1/2
-(:func:`dfltheory.figures.experiments.rate_in_T`); writes ``rate_in_T.png`` and ``rate_in_T.json``.
+(:func:`dfltheory.verify.dfedsam_least_squares.rate_in_T`); writes ``rate_in_T.png`` and ``rate_in_T.json``.
 
     .venv/bin/python examples/rate_in_T.py [--n 16] [--T 25 50 100 200 400 800] [--out runs/rate_in_T]
 
@@ -20,7 +20,7 @@ from pathlib import Path
 
 from dfltheory.figures import plot_rate_in_T
 from dfltheory.figures.axes import save_figure
-from dfltheory.figures.experiments import rate_in_T
+from dfltheory.verify.dfedsam_least_squares import rate_in_T
 
 
 def main(argv=None) -> None:

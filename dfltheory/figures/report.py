@@ -143,7 +143,7 @@ def training_section(out: Path, rounds: int = 60, n: int = 16) -> dict:
     step size that Theorem 4.1 of seed 001 admits; the measured min_t ||grad f(x_bar^t)||^2 next to the bound
     evaluated with those constants."""
     from dfltheory.bounds import get
-    from dfltheory.figures.experiments import dfedsam_run, largest_step_size
+    from dfltheory.verify.dfedsam_least_squares import dfedsam_run, largest_step_size
 
     thm = get("dfedsam.thm4.1")
     K, rho = 5, 0.01
@@ -164,9 +164,9 @@ def training_section(out: Path, rounds: int = 60, n: int = 16) -> dict:
 
 def sweeps_section(out: Path) -> dict:
     """The topology sweep (n = 16, 100 rounds) and the rate in T (T = 25 ... 200) of
-    :mod:`dfltheory.figures.experiments`: smaller than the README's examples (n = 64; T up to 800), which the
+    :mod:`dfltheory.verify.dfedsam_least_squares`: smaller than the README's examples (n = 64; T up to 800), which the
     report's text points to, so that ``make report`` stays near a minute and a half."""
-    from dfltheory.figures.experiments import rate_in_T, topology_sweep
+    from dfltheory.verify.dfedsam_least_squares import rate_in_T, topology_sweep
 
     return {"topology": topology_sweep(out / "sweep-topology", n=16, rounds=100),
             "rate": rate_in_T(out / "sweep-rate", n=16, horizons=(25, 50, 100, 200))}
@@ -374,7 +374,7 @@ def _network_row(out: Path, plan, target, rounds: int, n: int, points: int, iter
     from dfltheory.bounds import get, topology_values
     from dfltheory.empirical.runner import run
     from dfltheory.figures.commands import run_values
-    from dfltheory.figures.training import read_metrics
+    from dfltheory.empirical.metrics import read_records
     from dfltheory.verify.estimators import load_run
     from dfltheory.verify.measures import MEASURES, per_round
 
@@ -405,7 +405,7 @@ def _network_row(out: Path, plan, target, rounds: int, n: int, points: int, iter
         values["x0_sq_mean"] = float((load_run(run_dir)[3] ** 2).sum())
     values = {k: v for k, v in values.items() if k in thm.symbols}
     check_paper, check_all = (thm.check(conditions=c, **values) for c in ("paper", "all"))
-    measured = per_round(target.measure, read_metrics(run_dir / "metrics.jsonl"), values)
+    measured = per_round(target.measure, read_records(run_dir / "metrics.jsonl"), values)
     value = float(np.min(measured) if MEASURES[target.measure][0] == "min" else np.mean(measured))
     try:
         largest = thm.largest(plan.step, "paper", **{k: v for k, v in values.items() if k != plan.step})

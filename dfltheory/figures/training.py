@@ -3,33 +3,15 @@ minimum of the quantity it bounds."""
 
 from __future__ import annotations
 
-import json
-import math
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 import numpy as np
 
 from dfltheory.bounds import Theorem, get
+from dfltheory.empirical.metrics import read_records
 from dfltheory.figures.axes import axes_or_new
 from dfltheory.figures.bounds import bound_where_valid, mark_invalid
-
-
-def read_metrics(path: str | Path) -> list[dict]:
-    """The rows of a run's ``metrics.jsonl``."""
-    with open(path) as fh:
-        return [json.loads(line) for line in fh if line.strip()]
-
-
-def problem_constants(constants: Mapping[str, float], rows: Iterable[Mapping]) -> dict[str, float]:
-    """The theorem symbols a synthetic problem fixes, from its exact ``constants`` (``load(...).constants``) and
-    a run's metrics: L, sigma_g and sigma_l at x*, f(x^0) - f*, and B as the largest measured ||grad f(x_bar^t)||
-    (a quadratic has no global gradient bound)."""
-    rows = list(rows)
-    return {"L": constants["L"], "sigma_g": math.sqrt(constants["sigma_g2_star"]),
-            "sigma_l": math.sqrt(constants["sigma_l2_star"]),
-            "B": math.sqrt(max(r["grad_norm_sq"] for r in rows)),
-            "f0_minus_fstar": rows[0]["train_loss"] - constants["f_star"]}
 
 
 def running_min(rows: Iterable[Mapping], key: str) -> tuple[np.ndarray, np.ndarray]:
@@ -52,7 +34,7 @@ def plot_predicted_vs_measured(rows, theorem: str | Theorem, values: Mapping[str
     ax = axes_or_new(ax)
     thm = get(theorem) if isinstance(theorem, str) else theorem
     if isinstance(rows, (str, Path)):
-        rows = read_metrics(rows)
+        rows = read_records(rows)
     rounds, measured = running_min(rows, key)
     predicted, failed = bound_where_valid(thm, {**{k: v for k, v in values.items() if k != "T"},
                                                 "T": rounds.astype(float)})
@@ -68,7 +50,7 @@ def plot_predicted_vs_measured(rows, theorem: str | Theorem, values: Mapping[str
 
 
 def plot_topology_sweep(result: Mapping, ax=None):
-    """Bars of :func:`dfltheory.figures.experiments.topology_sweep`: measured error and bound per (topology, Q)."""
+    """Bars of :func:`dfltheory.verify.dfedsam_least_squares.topology_sweep`: measured error and bound per (topology, Q)."""
     ax = axes_or_new(ax)
     rows = result["rows"]
     x = np.arange(len(rows))
@@ -84,7 +66,7 @@ def plot_topology_sweep(result: Mapping, ax=None):
 
 
 def plot_rate_in_T(result: Mapping, ax=None):
-    """:func:`dfltheory.figures.experiments.rate_in_T`: measured and bound against the horizon, with the
+    """:func:`dfltheory.verify.dfedsam_least_squares.rate_in_T`: measured and bound against the horizon, with the
     stated O(1/sqrt(KT)) through the first measurement; slopes in the legend."""
     ax = axes_or_new(ax)
     rows, slopes = result["rows"], result["slopes"]

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import math
 import shutil
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -30,7 +30,7 @@ def dfedsam_run(out: Path, n: int, rounds: int, eta: float, rho: float, K: int =
     and the values of every symbol of ``dfedsam.thm4.1`` except T (B is the largest measured gradient norm)."""
     from dfltheory.empirical.data import load
     from dfltheory.empirical.runner import run
-    from dfltheory.figures.training import problem_constants, read_metrics
+    from dfltheory.empirical.metrics import read_records
     from dfltheory.topology import analyze
 
     shutil.rmtree(out, ignore_errors=True)
@@ -38,11 +38,22 @@ def dfedsam_run(out: Path, n: int, rounds: int, eta: float, rho: float, K: int =
          "weights": "metropolis", "rounds": rounds, "K": K, "lr": eta, "rho": rho, "Q": Q if Q > 1 else None,
          "batch_size": 16, "seed": seed, "out": str(out), "progress": False, "local_eval": False,
          "checkpoint_every": rounds})
-    rows = read_metrics(Path(out) / "metrics.jsonl")
+    rows = read_records(Path(out) / "metrics.jsonl")
     lam = analyze(topology, n, weights="metropolis")["lambda"]
     values = {"eta": eta, "K": K, "rho": rho, "m": n, "Q": Q, "lam": lam,
               **problem_constants(load(PROBLEM, n, seed=seed).constants, rows)}
     return rows, values
+
+
+def problem_constants(constants: Mapping[str, float], rows: Iterable[Mapping]) -> dict[str, float]:
+    """The theorem symbols a synthetic problem fixes, from its exact ``constants`` (``load(...).constants``) and
+    a run's metrics: L, sigma_g and sigma_l at x*, f(x^0) - f*, and B as the largest measured ||grad f(x_bar^t)||
+    (a quadratic has no global gradient bound)."""
+    rows = list(rows)
+    return {"L": constants["L"], "sigma_g": math.sqrt(constants["sigma_g2_star"]),
+            "sigma_l": math.sqrt(constants["sigma_l2_star"]),
+            "B": math.sqrt(max(r["grad_norm_sq"] for r in rows)),
+            "f0_minus_fstar": rows[0]["train_loss"] - constants["f_star"]}
 
 
 def largest_step_size(n: int, K: int = 5, rho: float = 0.01) -> float:
