@@ -307,6 +307,7 @@ def worker(rank: int, world: int, cfg: dict, resume: bool) -> dict | None:
             summary = runner.run(cfg, resume=resume, wrap=keep)
             if d.t < rounds:  # stopped early: release the other ranks
                 d.stop()
+            dist.barrier()  # no rank tears the group down while another still has messages in flight
             return summary
         runner.check_options(cfg)
         d = wrap(runner.build(cfg)[0])
@@ -315,6 +316,7 @@ def worker(rank: int, world: int, cfg: dict, resume: bool) -> dict | None:
                                          weights_only=False))
         while d.t < rounds and d.round():
             pass
+        dist.barrier()
         return None
     finally:
         dist.destroy_process_group()

@@ -74,6 +74,7 @@ def trajectories(rank, world, port, path):
         torch.save({a: (out[a][0], float(s)) for a, s in zip(CASES, sent)}, path)
     else:
         torch.save({"ran": d.round(), "t": d.t}, path + ".stopped")
+    torch.distributed.barrier()  # no rank tears the group down while the other still has messages in flight
     torch.distributed.destroy_process_group()
 
 
