@@ -9,12 +9,12 @@ number through :func:`~dfltheory.figures.format.num`, every formula through
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import Mapping
 from pathlib import Path
 
 from dfltheory.figures.format import duration, formula, interval, num, ratio
 from dfltheory.figures.verdicts import VERDICT_STATUS, order_text, tally
+from dfltheory.verify.holds import json_safe
 
 __all__ = ["view", "render", "write", "environment"]
 
@@ -257,20 +257,3 @@ def write(out: str | Path, rep: Mapping) -> None:
     for name, text in render(rep).items():
         (out / name).write_text(text)
     (out / "report.json").write_text(json.dumps(json_safe(rep), indent=1, allow_nan=False) + "\n")
-
-
-def json_safe(x):
-    """``x`` as strict JSON: mappings with string keys, tuples as lists, NaN as None, infinities as "inf"/"-inf",
-    anything else not JSON by its ``str``."""
-    if isinstance(x, Mapping):
-        return {str(k): json_safe(v) for k, v in x.items()}
-    if isinstance(x, (list, tuple, set)):
-        return [json_safe(v) for v in x]
-    if isinstance(x, float):
-        return None if math.isnan(x) else ("inf" if x == math.inf else "-inf" if x == -math.inf else x)
-    if x is None or isinstance(x, (bool, int, str)):
-        return x
-    try:
-        return json_safe(float(x))  # numpy scalars
-    except (TypeError, ValueError):
-        return str(x)

@@ -200,13 +200,16 @@ class Instance:
     note: str = ""
 
 
-def _problem(plan: PaperPlan, size: Size):
-    """The plan's problem, its data for ``size.m`` clients and its constants in the paper's forms."""
+def _setup(plan: PaperPlan, size: Size, target: Target, topos: Sequence[Topo], T: int):
+    """The plan's problem and its instances on ``topos`` at horizon T: the constants in the paper's forms and every
+    value that does not depend on the runs."""
     from dfltheory.verify.problems import PROBLEMS, theorem_constants
 
     problem = PROBLEMS[plan.problem]
-    data = problem.load(size.m)
-    return problem, data, theorem_constants(data, size.batch_size, theorem=plan.paper)
+    consts = theorem_constants(problem.load(size.m), size.batch_size, theorem=plan.paper)
+    probe = run_config(plan, problem, target, topos[0], {k: 0.0 for k in plan.config}, 1.0, plan.K, T, size, 0)
+    probe = {k: v for k, v in probe.items() if k not in plan.config.values()}  # the start point needs no step
+    return problem, instances(plan, size, probe, consts, topos, T)
 
 
 def _start_point(base_cfg: Mapping) -> tuple[float, float, int]:
@@ -454,12 +457,8 @@ def verify_paper(plan: PaperPlan, targets: Sequence[Target], size: Size, cache: 
     """Verdicts, overlays and topology dependence of one paper (see the module docstring)."""
     from dfltheory.bounds import get
 
-    problem, data, consts = _problem(plan, size)
     topos = plan.topologies[: size.topologies]
-    probe = run_config(plan, problem, targets[0], topos[0], {k: 0.0 for k in plan.config}, 1.0, plan.K, size.T,
-                       size, 0)
-    probe = {k: v for k, v in probe.items() if k not in plan.config.values()}
-    insts = instances(plan, size, probe, consts, topos, size.T)
+    problem, insts = _setup(plan, size, targets[0], topos, size.T)
     families = sorted({i.constants for i in insts}, key=["certified", "cited", "measured"].index)
 
     # the settings: per constants family, per topology, step and K (and a longer horizon where the conditions need it)
@@ -571,12 +570,10 @@ def rate(plan: PaperPlan, size: Size, cache: RunCache, progress: Callable | None
     parent = get(cor.parent)
     target = next((t for t in plan.targets if t.theorem == parent.id), None) or next(t for t in plan.targets
                                                                                      if t.main)
-    problem, data, consts = _problem(plan, size)
     topo = plan.topologies[0]
     T0 = min(size.horizons)
-    probe = run_config(plan, problem, target, topo, {k: 0.0 for k in plan.config}, 1.0, plan.K, T0, size, 0)
-    probe = {k: v for k, v in probe.items() if k not in plan.config.values()}
-    inst = instances(plan, size, probe, consts, (topo,), T0)[-1]  # push-sum: the measured constants
+    problem, insts = _setup(plan, size, target, (topo,), T0)
+    inst = insts[-1]  # push-sum: the measured constants
     step, _ = largest_step(plan, (replace(target, theorem=parent.id),), [inst])
     if step is None:
         return {"paper": plan.paper, "theorem": cor.id, "parent": parent.id, "note": "no admissible step at "
@@ -690,18 +687,24 @@ def verify(targets: Sequence[str] = ("all",), size: str | Size = "default", out:
 
 
 def json_safe(obj):
-    """``obj`` with numpy scalars as Python numbers, NaN as None and infinities as the strings 'inf'/'-inf'."""
+    """``obj`` as strict JSON: mappings with string keys, tuples and sets as lists, numpy scalars as Python numbers,
+    NaN as None, infinities as the strings 'inf'/'-inf', any other number by ``float`` and anything else not JSON
+    (a path) by its ``str``."""
     if isinstance(obj, Mapping):
         return {str(k): json_safe(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
+    if isinstance(obj, (list, tuple, set)):
         return [json_safe(v) for v in obj]
-    if isinstance(obj, (np.floating, np.integer, np.bool_)):
+    if isinstance(obj, np.generic):
         obj = obj.item()
     if isinstance(obj, float):
         if math.isnan(obj):
             return None
         if math.isinf(obj):
             return "inf" if obj > 0 else "-inf"
-    if isinstance(obj, Path):
+        return obj
+    if obj is None or isinstance(obj, (bool, int, str)):
+        return obj
+    try:
+        return json_safe(float(obj))  # a 0-d tensor, a Fraction
+    except (TypeError, ValueError):
         return str(obj)
-    return obj
