@@ -129,7 +129,8 @@ def _claims(claims: Mapping | None) -> dict | None:
         return None
     pct = lambda c, x: num(100 * x) if c["metric"] == "test_acc" else num(x)  # noqa: E731 - accuracy in %
     rows = [{"id": c["id"], "paper": c["paper"], "section": c["section"], "statement": c["statement"],
-             "paper_number": c["paper_number"], "verdict": c["verdict"], "status": CLAIM_STATUS.get(c["verdict"], "warn"),
+             "paper_number": c["paper_number"], "verdict": c["verdict"],
+             "status": CLAIM_STATUS.get(c["verdict"], "warn"),
              "measured": "; ".join(f"{a['label']} {pct(c, a['mean'])} ± {pct(c, a['std'])}" for a in c["arms"]
                                    if a.get("mean") is not None),
              "metric": c.get("metric_label", c["metric"])} for c in claims["claims"]]

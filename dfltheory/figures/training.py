@@ -50,7 +50,8 @@ def plot_predicted_vs_measured(rows, theorem: str | Theorem, values: Mapping[str
 
 
 def plot_topology_sweep(result: Mapping, ax=None):
-    """Bars of :func:`dfltheory.verify.dfedsam_least_squares.topology_sweep`: measured error and bound per (topology, Q)."""
+    """Bars of :func:`dfltheory.verify.dfedsam_least_squares.topology_sweep`: measured error and bound per
+    (topology, Q)."""
     ax = axes_or_new(ax)
     rows = result["rows"]
     x = np.arange(len(rows))

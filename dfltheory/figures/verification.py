@@ -14,19 +14,12 @@ import sys
 from pathlib import Path
 
 from dfltheory.figures.axes import axes_or_new, save_figure
+from dfltheory.figures.format import num
 
 EXIT_CODES = """exit codes:
   0  every verdict is 'holds', 'vacuous' or 'conditions fail' (the bound is never below the measurement)
   1  some bound is below the measured quantity's 95 % interval ('violated'): a counter-example, with its command
   2  bad input: one line on stderr"""
-
-
-def _num(x) -> str:
-    if x is None:
-        return "-"
-    if isinstance(x, str):
-        return x
-    return f"{x:.4g}"
 
 
 def table(result: dict) -> str:
@@ -36,16 +29,12 @@ def table(result: dict) -> str:
     lines = [head]
     for v in result["verdicts"]:
         ci = v.get("ci")
-        measured = f"{_num(v.get('measured'))} [{_num(ci[0])}, {_num(ci[1])}]" if ci else "-"
+        measured = f"{num(v.get('measured'))} [{num(ci[0])}, {num(ci[1])}]" if ci else "-"
         why = v.get("dominant") or "; ".join(v.get("failed") or []) or "-"
-        lines.append((v["theorem"], v["constants"], v["setting"], v["verdict"], _num(v.get("bound")), measured,
-                      _num(v.get("ratio")), why))
+        lines.append((v["theorem"], v["constants"], v["setting"], v["verdict"], num(v.get("bound")), measured,
+                      num(v.get("ratio")), why))
     widths = [max(len(str(r[i])) for r in lines) for i in range(len(head) - 1)]
     return "\n".join("  ".join(str(c).ljust(w) for c, w in zip(r, widths)) + "  " + str(r[-1]) for r in lines)
-
-
-def _slope(x) -> str:
-    return "-" if x is None else f"{x:.3f}"
 
 
 def rate_lines(result: dict) -> str:
@@ -55,9 +44,9 @@ def rate_lines(result: dict) -> str:
             out.append(f"{r['theorem']}: {r.get('note', 'no rate measured')}")
             continue
         out.append(f"{r['theorem']} ({r['topology']}, {r['constants']} constants), T = "
-                   f"{', '.join(map(str, r['horizons']))}: measured slope {_slope(r['measured_slope'])}, bound slope "
-                   f"{_slope(r['bound_slope'])} (over the horizons where its conditions hold), stated "
-                   f"{r['stated_slope']:g}, derived {r['derived_slope']:g}")
+                   f"{', '.join(map(str, r['horizons']))}: measured slope {num(r['measured_slope'], digits=3)}, "
+                   f"bound slope {num(r['bound_slope'], digits=3)} (over the horizons where its conditions hold), "
+                   f"stated {r['stated_slope']:g}, derived {r['derived_slope']:g}")
     return "\n".join(out)
 
 
@@ -101,9 +90,11 @@ def plot_rate(rate: dict, path: Path) -> Path | None:
     meas = [r["measured"] for r in rows]
     lo = [max(r["measured"] - (r["ci"][0] if isinstance(r["ci"][0], float) else 0), 0) for r in rows]
     hi = [(r["ci"][1] - r["measured"]) if isinstance(r["ci"][1], float) else 0 for r in rows]
-    ax.errorbar(T, meas, yerr=[lo, hi], fmt="ko-", label=f"measured (slope {_slope(rate['measured_slope'])})")
+    ax.errorbar(T, meas, yerr=[lo, hi], fmt="ko-",
+                label=f"measured (slope {num(rate['measured_slope'], digits=3)})")
     bound = [r["bound"] if r.get("conditions_hold") else None for r in rows]  # no bound where a condition fails
-    ax.loglog(T, _log_ok(bound), "s--", label=f"bound where its conditions hold (slope {_slope(rate['bound_slope'])})")
+    ax.loglog(T, _log_ok(bound), "s--",
+              label=f"bound where its conditions hold (slope {num(rate['bound_slope'], digits=3)})")
     ax.loglog(T, [meas[0] * (t / T[0]) ** rate["stated_slope"] for t in T], ":",
               label=f"stated rate T^{rate['stated_slope']:g}")
     ax.set_xscale("log")

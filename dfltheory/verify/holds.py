@@ -411,7 +411,8 @@ def _longer(plan: PaperPlan, targets: Sequence[Target], size: Size, primary: Seq
             for st in primary for (T, need), ths in sorted(out.items())]
 
 
-def _settings(plan: PaperPlan, size: Size, step: float, floor: float) -> list[tuple[str, Topo, float | None, int, bool]]:
+def _settings(plan: PaperPlan, size: Size, step: float,
+              floor: float) -> list[tuple[str, Topo, float | None, int, bool]]:
     """(label, topology, step, K, primary) of every setting of a paper at one instance family: each topology at
     every fraction of the largest step, raised to the smallest admissible step ``floor`` where the fraction falls
     below it (DFedADMM needs eta >= lam_pen/K), and the first topology at twice K with its own largest step (None:
