@@ -21,6 +21,8 @@ from pathlib import Path
 
 from dfltheory.figures.format import duration, formula
 
+#: processes that train the verification and claims runs (single-threaded each): two on a 2-core machine
+WORKERS = min(2, os.cpu_count() or 1)
 #: The topologies of the papers' topology experiments (DFedSAM Table 2, DFedADMM Table 2, DFedCata §7).
 PAPER_TOPOLOGIES = ("ring", "grid", "exponential", "full", "random", "watts-strogatz")
 TOPOLOGY_KEYS = ("lambda", "spectral_gap", "psi", "lambda_min", "Phi", "doubly_stochastic", "q_measured", "delta")
@@ -313,13 +315,10 @@ def verification_section(out: Path, size: str, progress: Callable | None = None)
     """``dfltheory.verify.holds.verify`` on every main theorem and variant (runs cached in ``out/verify/runs``), its
     figures drawn by :func:`dfltheory.figures.verification.render` (``figures``: paths relative to ``out``), or None
     and why not where it failed."""
-    import os
-
     from dfltheory.verify.holds import verify
 
-    try:  # two processes on a 2-core machine: the runs are single-threaded
-        result = verify(targets=("all",), size=size, out=out / "verify", progress=progress,
-                        workers=max(1, min(2, os.cpu_count() or 1)))
+    try:
+        result = verify(targets=("all",), size=size, out=out / "verify", progress=progress, workers=WORKERS)
     except Exception as err:  # the report keeps every other section; the traceback goes to stderr
         import traceback
 
@@ -449,13 +448,11 @@ def pep_section() -> dict:
 def claims_section(out: Path, size: str, progress: Callable | None = None) -> tuple[dict | None, str]:
     """:func:`dfltheory.verify.claims.run_claims` for every paper (runs cached in ``out/claims/runs``) with its
     figures (``figures``: {paper: path relative to ``out``}), or None and why where it failed."""
-    import os
-
     from dfltheory.verify.claims import run_claims
 
     try:
         result = run_claims(papers=("all",), size=size, out=out / "claims",
-                            workers=max(1, min(2, os.cpu_count() or 1)), progress=progress)
+                            workers=WORKERS, progress=progress)
     except Exception as err:  # the report keeps every other section; the traceback goes to stderr
         import traceback
 
