@@ -2,15 +2,13 @@
 
 The authors' classes (``server.DFedCata``, ``client.dfedcata``; ``../shared/reference/dfedcata-official``, MIT,
 unmodified) are imported, not copied, and run by their own ``Server.train`` loop on a small problem; the harness
-below only replaces their data loading (one full local batch per epoch, in order), their evaluation and their
-result files. Everything runs in float64 with inputs scaled so that ``clip_grad_norm_(max_norm=10)`` binds.
+(:mod:`dfltheory.testing.official`) only replaces their data loading (here one full local batch per epoch, in
+order), their evaluation and their result files. Everything runs in float64 with inputs scaled so that
+``clip_grad_norm_(max_norm=10)`` binds.
 Skipped where ``../shared/reference`` is absent (a user's clone).
 """
 
 import contextlib
-import sys
-import types
-from pathlib import Path
 
 import pytest
 import torch
@@ -22,46 +20,14 @@ from dfltheory.empirical import data as D
 from dfltheory.empirical.engine import Engine
 from dfltheory.empirical.functional import FlatModel
 from dfltheory.empirical.models import loss_fn
+from dfltheory.testing import official
 from dfltheory.topology import build as build_topology
 
-OFFICIAL = Path(__file__).parents[2] / ".." / "shared" / "reference" / "dfedcata-official"
 M, N_PER_CLIENT, K, ROUNDS = 6, 20, 3, 8
 HP = {"lam_pen": 0.05, "beta": 0.9, "weight_decay": 5e-4, "lr": 0.01, "lr_decay": 0.998}
-MAX_NORM = 10  # hard-coded in the authors' Client (self.max_norm = 10)
+MAX_NORM = official.MAX_NORM  # hard-coded in the authors' Client (self.max_norm = 10)
 SCALE = 16.0  # inputs x 16: a third of the local gradients exceed MAX_NORM
-
-
-def _full_batch_loader(dataset, batch_size, shuffle):
-    """Replaces their DataLoader: the client's whole local data set as one batch, in order."""
-    assert batch_size >= len(dataset[1]), "the harness feeds full local batches"
-    return [dataset]
-
-
-@contextlib.contextmanager
-def official_modules():
-    """Import the authors' ``server`` and ``client`` packages with their data loading replaced; their generic
-    top-level names (utils, dataset, client, server, optimizer) leave ``sys.modules`` and ``sys.path`` afterwards."""
-    if not OFFICIAL.is_dir():
-        pytest.skip(f"the authors' DFedCata code is not at {OFFICIAL}")
-    names = ("utils", "dataset", "client", "server", "optimizer")
-    saved = {k: v for k, v in sys.modules.items() if k.split(".")[0] in names}
-    for k in saved:
-        del sys.modules[k]
-    stub = types.ModuleType("dataset")  # their dataset.py downloads data; the harness hands tensors directly
-    stub.Dataset = lambda data_x, data_y, train=False, dataset_name="": (data_x, data_y)
-    sys.modules["dataset"] = stub
-    sys.path.insert(0, str(OFFICIAL.resolve()))
-    try:
-        import client.client
-        import server
-
-        client.client.data = types.SimpleNamespace(DataLoader=_full_batch_loader)
-        yield server
-    finally:
-        sys.path.remove(str(OFFICIAL.resolve()))
-        for k in [k for k in sys.modules if k.split(".")[0] in names]:
-            del sys.modules[k]
-        sys.modules.update(saved)
+pytestmark = pytest.mark.skipif(not official.available(), reason=f"the authors' code is not at {official.OFFICIAL}")
 
 
 @pytest.fixture(scope="module")
@@ -81,24 +47,18 @@ def module(data):
         return nn.Sequential(nn.Flatten(), nn.Linear(64, data.num_classes)).double()
 
 
-def run_official(server, data, x0):
-    """The authors' Server.train for ROUNDS rounds on a ring (cs='ring': neighbours i +- 1 and i, mean of 3);
-    returns the clients' models and the evaluated average after each round, and every clipped gradient norm."""
-    args = types.SimpleNamespace(
-        comm_rounds=ROUNDS, total_client=M, active_ratio=0.5, cs="ring", local_epochs=K, batchsize=N_PER_CLIENT,
-        weight_decay=HP["weight_decay"], lamb=HP["lam_pen"], beta=HP["beta"], local_learning_rate=HP["lr"],
-        lr_decay=HP["lr_decay"], momentum=0.0, rho=0.0, seed=0, method="DFedCata", dataset="digits", out_file="")
-    datasets = types.SimpleNamespace(client_x=[data.x_train[ix] for ix in data.client_indices],
-                                     client_y=[data.y_train[ix] for ix in data.client_indices])
-    init = module(data)
-    srv = server.DFedCata("cpu", lambda: module(data), init, x0.clone(), datasets, "DFedCata", args)
+def run_official(modules, data, x0):
+    """The authors' Server.train for ROUNDS rounds on a ring (neighbours i +- 1 and i, mean of 3); returns the
+    clients' models and the evaluated average after each round, and every clipped gradient norm."""
     models, evaluated, norms = [], [], []
 
-    def record(t, selected_clients):  # replaces their _test_: the model they evaluate and the clients' models
+    def record(t, srv):  # replaces their _test_: the model they evaluate and the clients' models
         evaluated.append(torch.cat([p.detach().reshape(-1) for p in srv.server_model.parameters()]))
         models.append(srv.clients_params_list.clone())
 
-    srv._test_, srv._summary_, srv._save_results_ = record, lambda: None, lambda: None
+    srv = official.dfedcata_server(modules, lambda: module(data), x0, [data.x_train[ix] for ix in data.client_indices],
+                                   [data.y_train[ix] for ix in data.client_indices], rounds=ROUNDS, K=K,
+                                   batch_size=N_PER_CLIENT, on_round=record, **HP)
     clip = torch.nn.utils.clip_grad_norm_
 
     def recording_clip(*a, **kw):
@@ -121,8 +81,8 @@ def test_code_mode_equals_the_authors_code_with_binding_clipping(problem):
     eng = Engine(flat, problem, algo, C.Mixing(topo), K=K, lr=HP["lr"], lr_decay=HP["lr_decay"], batch_size=None,
                  sequential=True)
     assert eng.mixing.dtype == torch.float64  # the engine's dtype, so w = 1/3 is the float64 1/3
-    with official_modules() as server:
-        models, evaluated, norms = run_official(server, problem, x0)
+    with official.official_modules() as modules, contextlib.redirect_stdout(None):
+        models, evaluated, norms = run_official(modules, problem, x0)
     assert len(norms) == ROUNDS * M * K
     assert max(norms) > 2 * MAX_NORM  # the clipping binds ...
     assert sum(n > MAX_NORM for n in norms) > len(norms) // 5  # ... at many steps
