@@ -43,15 +43,21 @@ def register(subparsers) -> None:
                         "(default L=1 f0_minus_fstar=1 rho=0 Q=1; sigma_g and B are not imposed unless given; "
                         "sigma_l must be 0)")
     mix = p.add_mutually_exclusive_group(required=True)
-    mix.add_argument("--topology", metavar="NAME", help="explicit W of this topology on --n (= --m) agents")
-    mix.add_argument("--matrix", metavar="FILE", help="explicit W from a .npy, .csv or .mtx file")
+    mix.add_argument("--topology", metavar="NAME",
+                     help="explicit W (push-sum: P) of this topology on --n (= --m) agents; NAME:key=value,... sets "
+                          "its parameters (random:k=1,direction=undirected); a time-varying topology (random, "
+                          "neighbour-selection, one-peer-exponential, ...) draws one matrix per round (--seed)")
+    mix.add_argument("--matrix", metavar="FILE",
+                     help="explicit W (push-sum: P) from a .npy, .csv or .mtx file; a .npy of shape (S, m, m) is a "
+                          "sequence, W_t in round t (S >= T - 1)")
     mix.add_argument("--lambda-range", nargs=2, type=float, metavar=("LO", "HI"),
-                     help="spectral class: every symmetric doubly stochastic W with nonunit eigenvalues in [LO, HI]")
+                     help="spectral class: every symmetric doubly stochastic W with nonunit eigenvalues in [LO, HI] "
+                          "(push-sum on such a W keeps its weights at 1: the class applies to it too)")
     mix.add_argument("--lambda", dest="lam", type=float, metavar="LAM",
                      help="explicit W = LAM I + (1 - LAM) 11^T/m (every nonunit eigenvalue LAM)")
     p.add_argument("--n", type=int, default=None, help="agents of --topology (default --m)")
     p.add_argument("--weights", default="default", help="mixing-weight rule of --topology (default: its own)")
-    p.add_argument("--seed", type=int, default=0, help="seed of a random topology")
+    p.add_argument("--seed", type=int, default=0, help="seed of a random topology (its draws of rounds 0..T-1)")
     p.add_argument("--gap", choices=GAPS, default="fstar",
                    help="fstar: f(x^0) - f* <= Delta (the theorems'); last: f(x^0) - f(x_bar^{T-1}) <= Delta (PEPit's)")
     p.add_argument("--heterogeneity-at", choices=HETEROGENEITY_AT, default="averages",
@@ -64,12 +70,32 @@ def register(subparsers) -> None:
     p.set_defaults(func=run)
 
 
-def _mixing(args):
-    """(W or None, spectral or None, m, lam, description) from the mixing options."""
+def _load_sequence(path):
+    """An (S, m, m) stack from a .npy file, or None when the file holds one matrix (or is not a .npy)."""
     import numpy as np
 
+    if not str(path).lower().endswith(".npy"):
+        return None
+    try:
+        A = np.load(path, allow_pickle=False)
+    except Exception:  # load_matrix reports an unreadable file with its fix
+        return None
+    if A.ndim != 3:
+        return None
+    if A.shape[0] < 1 or A.shape[1] != A.shape[2] or A.shape[1] < 2:
+        raise ValueError(f"matrix file {str(path)!r}: a sequence must have shape (S, m, m) with S >= 1 and m >= 2, "
+                         f"got {A.shape}")
+    return np.asarray(A, dtype=float)
+
+
+def _mixing(args):
+    """(W or None, spectral or None, m, lam, description) from the mixing options; W may be an (S, m, m) sequence."""
+    import numpy as np
+
+    from dfltheory.pep.mixing import ExplicitMixing
     from dfltheory.pep.sweep import W_lambda
-    from dfltheory.topology import build, lam, load_matrix
+    from dfltheory.topology import build, load_matrix
+    from dfltheory.topology.commands import parse_spec
 
     if args.lam is not None:
         if args.n is not None or args.weights != "default":
@@ -84,17 +110,31 @@ def _mixing(args):
     if args.matrix:
         if args.n is not None or args.weights != "default":
             raise ValueError("--matrix FILE gives the whole mixing matrix: drop --n and --weights")
-        W = load_matrix(args.matrix)
-        W = W.toarray() if hasattr(W, "toarray") else np.asarray(W)
-        source = f"matrix {args.matrix}"
+        W = _load_sequence(args.matrix)
+        if W is None:
+            W = load_matrix(args.matrix)
+            W = W.toarray() if hasattr(W, "toarray") else np.asarray(W)
+            source = f"matrix {args.matrix}"
+        else:
+            source = f"matrix sequence {args.matrix} ({W.shape[0]} rounds)"
     else:
         n = args.n if args.n is not None else (args.m or 3)
-        W = build(args.topology, n, weights=args.weights, seed=args.seed).matrix()
-        source = f"topology {args.topology} (n = {n})"
-    if args.m is not None and args.m != W.shape[0]:
-        raise ValueError(f"--m {args.m} but the mixing matrix is {W.shape[0]} x {W.shape[0]}; drop --m or match it")
-    symmetric = W.shape[0] == 1 or np.allclose(W, W.T, atol=1e-9)
-    return W, None, W.shape[0], float(lam(W)) if symmetric else None, source  # push-sum's P: no lambda
+        name, params = parse_spec(args.topology)
+        topo = build(name, n, weights=args.weights, seed=args.seed, **params)
+        if topo.time_varying:  # one draw per round: W_t of round t = 0..T-1 (the PEP uses the first T - 1)
+            W = np.stack([topo.matrix(t) for t in range(max(args.T, 1))])
+            source = f"topology {args.topology} (n = {n}, seed {args.seed}, a new draw in each of {W.shape[0]} rounds)"
+        else:
+            W = topo.matrix()
+            source = f"topology {args.topology} (n = {n})"
+    m = W.shape[-1]
+    if args.m is not None and args.m != m:
+        raise ValueError(f"--m {args.m} but the mixing matrix is {m} x {m}; drop --m or match it")
+    try:  # symmetric: lambda (the largest over a sequence's rounds); push-sum's P: no lambda
+        lam = ExplicitMixing(W[: max(args.T - 1, 1)] if W.ndim == 3 else W).lam()
+    except ValueError:
+        lam = None
+    return W, None, m, lam, source
 
 
 def _settings(items):
@@ -142,7 +182,8 @@ def run(args) -> int:
     penalty = "".join(f", {k} = {s[k]:g}" for k in ("lam_pen", "beta", "alpha") if s.get(k) is not None)
     print(f"{args.algorithm}: m = {m}, K = {s['K']}, T = {s['T']}, Q = {s['Q']}, eta = {s['eta']:g}, L = {s['L']:g}, "
           f"Delta = {s['Delta']:g}, sigma_g = {s['sigma_g']}, B = {s['B']}, rho = {s['rho']:g}{penalty}; {source}, "
-          + (f"lambda = {lam:.6g}" if lam is not None else "column-stochastic (push-sum)"))
+          + (f"lambda = {lam:.6g}" if lam is not None else "column-stochastic (push-sum)")
+          + (" (the largest over the rounds' W_t)" if lam is not None and getattr(W, "ndim", 2) == 3 else ""))
     print(f"  worst case of {metric_text(args.algorithm)}: {result.value:.6g}   (PEP, {result.solver} {result.status}, "
           f"{result.seconds:.2f} s, Gram {result.size.gram} x {result.size.gram}, {result.size.constraints} "
           f"constraints)")

@@ -21,9 +21,19 @@ Which theorem covers which PEP algorithm:
   A bound b + c Xi (Xi the run's consensus error of the y_i^t) holds on every instance iff the worst case of the
   average minus c Xi is <= b: that second PEP is solved (``xi_weight`` of worst_case) and reported.
 * ``dfedsgpm`` (and ``sgp``, its K = 1, alpha = 0 case, outside the theorem's K >= 2, alpha > 0):
-  dfedsgpsm.thm1 and its readings ``.corrected``, ``.consistent``, ``.alpha_tilde`` at rho = 0, with P's push-sum
-  constants measured over max(T, 100) rounds (dfltheory.topology.pushsum.measured: delta, C, q) and
-  x0_sq_mean = 0. Push-sum commutes with translations (x_i^t -> x_i^t + w_i^t a when x^0 -> x^0 + a and every f_i
+  dfedsgpsm.thm1 and its readings ``.corrected``, ``.consistent``, ``.alpha_tilde`` at rho = 0 and x0_sq_mean = 0,
+  with push-sum constants (card dfedsgpsm §5): delta the smallest push-sum weight and e(t) = max_i sum_j
+  |Phi(t)_ij / w_i^t - 1/m| (Phi(t) = P_{t-1}...P_0) over max(T, 100) rounds (dfltheory.topology.pushsum; a sequence
+  P_0..P_{S-1} continued periodically). Lemma 4 (card §6.4) needs ||z_i^t - x_bar^t|| <= C q^t ..., i.e. any pair with
+  e(t) <= C q^t for every t; the theorem's only (C, q) term at x0_sq_mean = 0 is C^2/(1 - q)^2, so the pair used is the
+  one minimizing C/(1 - q) among the pairs valid over the horizon (:func:`best_rate`; e(t) <= 1e-12 counts as 0): the
+  smallest bound the theorem gives for that P. (pushsum.measured's fitted pair, the asymptotic rate, is also valid on
+  the horizon but gives a larger bound: 2.65/(1 - 0.293) = 3.74 against 1.33/(1 - 0.5) = 2.67 for
+  table.P_DIRECTED, and 1e23 where a random sequence reaches consensus exactly after two rounds.) Over the spectral
+  class [lo, hi] (symmetric doubly stochastic W, on which push-sum keeps w = 1): delta = 1, q = lambda =
+  max(|lo|, |hi|), C = sqrt(m - 1), the same optimum for the whole class: row i of W^t - 11^T/m is
+  (e_i - 1/m)^T (W^t - 11^T/m), whose 2-norm is at most lambda^t sqrt((m - 1)/m) and 1-norm sqrt(m) times that, so
+  e(t) <= sqrt(m - 1) lambda^t for every W of the class (equality for m = 2), and no q < lambda bounds every W. Push-sum commutes with translations (x_i^t -> x_i^t + w_i^t a when x^0 -> x^0 + a and every f_i
   is shifted by a), so the worst case does not depend on ||x^0||^2 while the bound grows with it: the bound at
   x0_sq_mean = 0 is the one to beat. ``dfedsgpsm-unnormalized``: the same at the radius rho B >= ||rho g|| (the proof
   uses only the ascent's length, through L^2 rho^2). All bound (1/T) sum_t ||grad f(x_bar^t)||^2 at the numerators'
@@ -34,7 +44,8 @@ from __future__ import annotations
 
 from dfltheory.pep.problem import ADMM, CATA, PUSH_SUM, PEPResult
 
-__all__ = ["THEOREM", "THEOREMS", "VARIANTS", "theorem_for", "theorem_values", "compare"]
+__all__ = ["THEOREM", "THEOREMS", "VARIANTS", "best_rate", "compare", "mixing_lambda", "push_sum_constants",
+           "theorem_for", "theorem_values"]
 
 THEOREM = "dfedsam.thm4.1"
 #: The named readings of the same theorem (card dfedsam.md 6.6-6.9), each bounding the same quantity; those that
@@ -67,14 +78,65 @@ def theorem_for(algorithm: str) -> str:
     return THEOREM
 
 
-def push_sum_constants(P, T: int) -> dict:
-    """delta, C, q of the fixed column-stochastic P, measured over max(T, PUSH_SUM_HORIZON) rounds."""
+def best_rate(e, floor: float = 1e-12) -> tuple[float, float]:
+    """(C, q) minimizing C / (1 - q) subject to e(t) <= C q^t for every t of the horizon (e(t) <= ``floor`` counts as
+    0). log C(q) - log(1 - q), C(q) = max_t e(t)/q^t, is convex in q, so a bounded scalar search finds the optimum."""
+    import math
+
+    import numpy as np
+    from scipy.optimize import minimize_scalar
+
+    e = np.asarray(e, dtype=float)
+    t = np.flatnonzero(e > floor)
+    if not np.all(np.isfinite(e)):
+        return math.inf, 1.0
+    if t.size == 0 or (t.size == 1 and t[0] == 0):
+        return float(e[0]) if e.size else 0.0, 0.0  # consensus after one round
+    log_e = np.log(e[t])
+
+    def objective(q):
+        return float(np.max(log_e - t * math.log(q))) - math.log1p(-q)
+
+    q = float(minimize_scalar(objective, bounds=(1e-12, 1 - 1e-12), method="bounded",
+                              options={"xatol": 1e-10}).x)
+    return float(math.exp(np.max(log_e - t * math.log(q)))), q
+
+
+def push_sum_constants(mixing_args: dict, T: int, m: int) -> dict:
+    """delta, C, q for dfedsgpsm.thm1 (module docstring): of the column-stochastic P (or the sequence P_0..P_{S-1},
+    continued periodically) over max(T, PUSH_SUM_HORIZON) rounds, (C, q) from :func:`best_rate`; over the spectral
+    class [lo, hi], delta = 1, q = max(|lo|, |hi|), C = sqrt(m - 1)."""
+    import math
+
     import numpy as np
 
-    from dfltheory.topology.pushsum import measured
+    from dfltheory.topology.pushsum import product_kernel
 
-    got = measured([np.asarray(P, dtype=float)], horizon=max(T, PUSH_SUM_HORIZON))
-    return {"delta": got["delta"], "C": got["C_measured"], "q": got["q_measured"]}
+    if "spectral" in mixing_args:
+        lo, hi = mixing_args["spectral"]
+        return {"delta": 1.0, "C": math.sqrt(max(m - 1, 1)), "q": max(abs(lo), abs(hi))}
+    P = np.asarray(mixing_args["W"], dtype=float)
+    e, wmin = product_kernel(list(P) if P.ndim == 3 else [P], horizon=max(T, PUSH_SUM_HORIZON))
+    C, q = best_rate(e)
+    return {"delta": float(wmin.min()), "C": C, "q": q}
+
+
+def mixing_lambda(settings: dict) -> float | None:
+    """The theorems' lambda (psi) of the PEP's mixing: max(|lo|, |hi|) for the class; for an explicit symmetric W its
+    second largest eigenvalue modulus, the largest over a sequence's rounds (each gossip step contracts the
+    disagreement by at most that, which is all the consensus lemmas use); None for a non-symmetric push-sum P."""
+    import numpy as np
+
+    from dfltheory.pep.mixing import ExplicitMixing
+
+    args = settings["mixing_args"]
+    if "spectral" in args:
+        return max(abs(v) for v in args["spectral"])
+    W = np.asarray(args["W"], dtype=float)
+    try:
+        return ExplicitMixing(W).lam()
+    except ValueError:  # not symmetric: push-sum's P has no lambda
+        return None
 
 
 def theorem_values(result: PEPResult, lam: float) -> tuple[dict | None, str]:
@@ -98,7 +160,7 @@ def theorem_values(result: PEPResult, lam: float) -> tuple[dict | None, str]:
         return None, f"{tid} assumes {' and '.join(missing)} (its heterogeneity and bounded-gradient assumptions): " \
                      f"give {', '.join(missing)}"
     if s["algorithm"] in PUSH_SUM:
-        consts = push_sum_constants(s["mixing_args"]["W"], s["T"])
+        consts = push_sum_constants(s["mixing_args"], s["T"], s["m"])
         rho = s["rho"] * s["B"] if s["rho"] else 0.0  # radius of the unnormalized ascent rho g
         values = dict(eta=s["eta"], K=s["K"], T=s["T"], L=s["L"], alpha=s["alpha"] or 0.0, rho=rho, sigma_l=0.0,
                       sigma_g=s["sigma_g"], B=s["B"], f0_minus_fstar=s["Delta"], x0_sq_mean=0.0, **consts)
@@ -112,14 +174,17 @@ def theorem_values(result: PEPResult, lam: float) -> tuple[dict | None, str]:
     return values, ""
 
 
-def compare(result: PEPResult, lam: float) -> dict:
+def compare(result: PEPResult, lam: float | None = None) -> dict:
     """The worst case, the theorem's bound at sigma_l = 0 and the ratio bound / worst case; ``variants`` the same
-    for its named readings (:data:`THEOREMS`).
+    for its named readings (:data:`THEOREMS`). ``lam``: the theorem's lambda (psi); None takes it from the PEP's
+    mixing (:func:`mixing_lambda`).
 
     ``bound`` is None (with ``reason``) where no theorem covers the instance or a condition of the theorem fails
     (then its formula bounds nothing). ``finding`` is True when a bound (the theorem's or a variant's) lies below
     the worst case: a candidate counter-example only, see docs/pep.md.
     """
+    if lam is None:
+        lam = mixing_lambda(result.settings)
     values, reason = theorem_values(result, lam)
     tid = theorem_for(result.settings["algorithm"])
     rows = [_one(v, values, reason, result) for v in THEOREMS[tid] if _applies(v, values, result)]

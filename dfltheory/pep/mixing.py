@@ -17,6 +17,11 @@
   Gram matrix. Every W of the class satisfies them (M = W kron I_d restricted to the disagreement space is
   symmetric with spectrum in [lo, hi]), so the PEP value is an upper bound over the whole class; it is a
   relaxation because a symmetric operator of R^{m d} need not be of the form W kron I_d.
+
+An explicit mixing may also be a **sequence** W_0, W_1, ... (an (S, m, m) stack or a list of matrices): round t
+mixes with W_t, as the papers' random topologies do (a fresh draw each round; DFedSGPSM's time-varying column-
+stochastic P(t), card dfedsgpsm §2). Every step is still a linear combination of the points, so the PEP stays exact
+for that sequence; push-sum's weights w^t = P_{t-1} ... P_0 1 are numbers fixed by the sequence.
 """
 
 from __future__ import annotations
@@ -30,45 +35,101 @@ __all__ = ["ExplicitMixing", "PushSumMixing", "SpectralClass", "as_mixing"]
 _TOL = 1e-9
 
 
+def _stack(M, name: str) -> np.ndarray:
+    """A float array of shape (m, m), or (S, m, m) for a sequence (a list of matrices, sparse ones allowed)."""
+    if isinstance(M, (list, tuple)) and M and (hasattr(M[0], "toarray") or np.ndim(M[0]) == 2):
+        M = [m.toarray() if hasattr(m, "toarray") else m for m in M]
+    try:
+        A = np.asarray(M.toarray() if hasattr(M, "toarray") else M, dtype=float)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be an m x m matrix or a sequence of m x m matrices (one per round), got "
+                         f"{type(M).__name__}") from None
+    if A.ndim not in (2, 3) or A.shape[-1] != A.shape[-2] or A.shape[-1] < 1 or (A.ndim == 3 and A.shape[0] < 1):
+        raise ValueError(f"{name} must be a square m x m matrix or an (S, m, m) stack of them (one per round), got "
+                         f"shape {A.shape}")
+    return A
+
+
+def _rounds(A: np.ndarray) -> str:
+    return "" if A.ndim == 2 else "round {t}: "
+
+
+class _Explicit:
+    """What the explicit mixings share: one matrix, or a sequence with W_t used in round t."""
+
+    @property
+    def matrices(self) -> np.ndarray:
+        """The (S, m, m) stack of the rounds' matrices (S = 1 for a fixed matrix)."""
+        M = self._matrix
+        return M[None] if M.ndim == 2 else M
+
+    @property
+    def m(self) -> int:
+        return self._matrix.shape[-1]
+
+    @property
+    def sequence(self) -> bool:
+        return self._matrix.ndim == 3
+
+    def matrix(self, t: int = 0) -> np.ndarray:
+        """The matrix of round t (a fixed matrix ignores t)."""
+        if not self.sequence:
+            return self._matrix
+        if t >= self._matrix.shape[0]:
+            raise ValueError(f"the mixing sequence has {self._matrix.shape[0]} matrices but round {t} needs one; give "
+                             "one matrix per round (at least T - 1)")
+        return self._matrix[t]
+
+    def rounds(self, S: int):
+        """The same mixing restricted to its first S rounds (a fixed matrix is returned as is)."""
+        if not self.sequence or S >= self._matrix.shape[0]:
+            return self
+        return type(self)(self._matrix[:max(S, 1)])
+
+    def args(self) -> dict:
+        """worst_case's keyword for this mixing, JSON-safe."""
+        return {"W": self._matrix.tolist()}
+
+
 @dataclass(frozen=True)
-class ExplicitMixing:
-    """A given mixing matrix W (m x m, symmetric, doubly stochastic)."""
+class ExplicitMixing(_Explicit):
+    """A given mixing matrix W (m x m, symmetric, doubly stochastic), or a sequence of them (one per round)."""
 
     W: np.ndarray
 
     def __post_init__(self):
-        W = np.asarray(self.W.toarray() if hasattr(self.W, "toarray") else self.W, dtype=float)
-        if W.ndim != 2 or W.shape[0] != W.shape[1] or W.shape[0] < 1:
-            raise ValueError(f"W must be a square m x m matrix, got shape {W.shape}")
-        if not np.all(np.isfinite(W)):
-            raise ValueError("W has a non-finite entry; give a finite symmetric doubly stochastic matrix")
-        if not np.allclose(W, W.T, atol=_TOL):
-            raise ValueError("W is not symmetric; the PEP models Definition 1's symmetric doubly stochastic W "
-                             "(push-sum's column-stochastic P is not covered yet)")
-        if not (np.allclose(W.sum(axis=1), 1.0, atol=_TOL)):
-            raise ValueError("W is not doubly stochastic (rows of a symmetric W must sum to 1)")
+        W = _stack(self.W, "W")
+        for t, Wt in enumerate(W[None] if W.ndim == 2 else W):
+            where = _rounds(W).format(t=t)
+            if not np.all(np.isfinite(Wt)):
+                raise ValueError(f"{where}W has a non-finite entry; give a finite symmetric doubly stochastic matrix")
+            if not np.allclose(Wt, Wt.T, atol=_TOL):
+                raise ValueError(f"{where}W is not symmetric; the PEP models Definition 1's symmetric doubly "
+                                 "stochastic W (push-sum's column-stochastic P: the algorithms sgp, dfedsgpm, "
+                                 "dfedsgpsm-unnormalized)")
+            if not (np.allclose(Wt.sum(axis=1), 1.0, atol=_TOL)):
+                raise ValueError(f"{where}W is not doubly stochastic (rows of a symmetric W must sum to 1)")
         object.__setattr__(self, "W", W)
 
     @property
-    def m(self) -> int:
-        return self.W.shape[0]
+    def _matrix(self) -> np.ndarray:
+        return self.W
 
-    def power(self, Q: int) -> np.ndarray:
-        return np.linalg.matrix_power(self.W, Q)
+    def power(self, Q: int, t: int = 0) -> np.ndarray:
+        return np.linalg.matrix_power(self.matrix(t), Q)
 
     def lam(self) -> float:
-        """Second largest eigenvalue modulus of W (lambda of Definition 1); 0 for m = 1."""
+        """Second largest eigenvalue modulus of W (lambda of Definition 1), the largest over a sequence's rounds; 0
+        for m = 1. Each gossip step of a sequence contracts the disagreement by at most this lambda."""
         if self.m == 1:
             return 0.0
-        ev = np.sort(np.abs(np.linalg.eigvalsh(self.W)))
-        return float(ev[-2])
+        return float(max(np.sort(np.abs(np.linalg.eigvalsh(Wt)))[-2] for Wt in self.matrices))
 
     def describe(self) -> str:
+        if self.sequence:
+            return (f"explicit W sequence ({self.W.shape[0]} rounds, {self.m} x {self.m}, largest lambda = "
+                    f"{self.lam():.6g})")
         return f"explicit W ({self.m} x {self.m}, lambda = {self.lam():.6g})"
-
-    def args(self) -> dict:
-        """worst_case's keyword for this mixing, JSON-safe."""
-        return {"W": self.W.tolist()}
 
 
 @dataclass(frozen=True)
@@ -106,40 +167,41 @@ class SpectralClass:
 
 
 @dataclass(frozen=True)
-class PushSumMixing:
-    """A given column-stochastic P (m x m, nonnegative, columns summing to 1, positive diagonal): push-sum's
-    x <- P x, w <- P w (card dfedsgpsm §3.1 lines 15-16; receiver row, sender column). The push-sum weights
-    w^t = P^t 1 depend on P only, so the de-biased points x / w are linear combinations of the PEP's points."""
+class PushSumMixing(_Explicit):
+    """A given column-stochastic P (m x m, nonnegative, columns summing to 1, positive diagonal), or a sequence of
+    them (one per round): push-sum's x <- P_t x, w <- P_t w (card dfedsgpsm §3.1 lines 15-16; receiver row, sender
+    column). The push-sum weights w^t = P_{t-1} ... P_0 1 depend on the matrices only, so the de-biased points x / w
+    are linear combinations of the PEP's points."""
 
     P: np.ndarray
 
     def __post_init__(self):
-        P = np.asarray(self.P.toarray() if hasattr(self.P, "toarray") else self.P, dtype=float)
-        if P.ndim != 2 or P.shape[0] != P.shape[1] or P.shape[0] < 1:
-            raise ValueError(f"P must be a square m x m matrix, got shape {P.shape}")
-        if not np.all(np.isfinite(P)) or np.any(P < -_TOL):
-            raise ValueError("P must be finite and nonnegative (a column-stochastic push-sum matrix)")
-        if not np.allclose(P.sum(axis=0), 1.0, atol=_TOL):
-            raise ValueError("P is not column-stochastic (every column must sum to 1: receiver row, sender column)")
-        if np.any(np.diag(P) <= 0):
-            raise ValueError("P needs a positive diagonal (every agent keeps a share: the self-loop of card dfedsgpsm "
-                             "§2)")
+        P = _stack(self.P, "P")
+        for t, Pt in enumerate(P[None] if P.ndim == 2 else P):
+            where = _rounds(P).format(t=t)
+            if not np.all(np.isfinite(Pt)) or np.any(Pt < -_TOL):
+                raise ValueError(f"{where}P must be finite and nonnegative (a column-stochastic push-sum matrix)")
+            if not np.allclose(Pt.sum(axis=0), 1.0, atol=_TOL):
+                raise ValueError(f"{where}P is not column-stochastic (every column must sum to 1: receiver row, "
+                                 "sender column)")
+            if np.any(np.diag(Pt) <= 0):
+                raise ValueError(f"{where}P needs a positive diagonal (every agent keeps a share: the self-loop of "
+                                 "card dfedsgpsm §2)")
         object.__setattr__(self, "P", P)
 
     @property
-    def m(self) -> int:
-        return self.P.shape[0]
+    def _matrix(self) -> np.ndarray:
+        return self.P
 
     def describe(self) -> str:
+        if self.sequence:
+            return f"column-stochastic P sequence ({self.P.shape[0]} rounds, {self.m} x {self.m}, push-sum)"
         return f"column-stochastic P ({self.m} x {self.m}, push-sum)"
-
-    def args(self) -> dict:
-        return {"W": self.P.tolist()}
 
 
 def as_mixing(W=None, spectral=None):
-    """The mixing representation from exactly one of ``W`` (a matrix or :class:`ExplicitMixing`) and ``spectral``
-    (a pair (lo, hi) or :class:`SpectralClass`)."""
+    """The mixing representation from exactly one of ``W`` (a matrix, a sequence of matrices, one per round, or
+    :class:`ExplicitMixing`) and ``spectral`` (a pair (lo, hi) or :class:`SpectralClass`)."""
     if (W is None) == (spectral is None):
         raise ValueError("give exactly one of W= (an explicit mixing matrix) and spectral=(lo, hi) "
                          "(the spectral class)")

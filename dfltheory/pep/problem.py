@@ -27,7 +27,10 @@ then y^{t+1} = a^{t+1} + beta (a^{t+1} - y_K^t) (``dfedcata-a``, the public code
 (``dfedcata-b``, the proof), a^0 = x^0. Push-sum (card dfedsgpsm §3.1) on a column-stochastic P with the weights
 w^{t+1} = P w^t, w^0 = 1 (numbers fixed by P, so x/w is linear): ``dfedsgpm`` runs K steps v = alpha v +
 grad f_i(y / w_i), y <- y - eta v (v = 0 at each round start) on the numerator, then x^{t+1} = P y_K; ``sgp`` is K = 1,
-alpha = 0; ``dfedsgpsm-unnormalized`` takes the gradient at z + rho grad f_i(z), z = y / w_i.
+alpha = 0; ``dfedsgpsm-unnormalized`` takes the gradient at z + rho grad f_i(z), z = y / w_i. On a symmetric doubly
+stochastic W the weights stay 1 and push-sum is gossip of the numerators (DFedSGPM is then DFedAvg with local
+heavy-ball momentum), so the spectral class applies to it as to DFedAvg. Any explicit mixing may be a sequence, W_t
+(or P_t) in round t, w^{t+1} = P_t w^t: the papers' random topologies, a fresh draw each round.
 
 Quantity: ``min`` algorithms (DFedAvg family): min_{t = 0..T-1} ||grad f(x_bar^t)||^2, the average of the
 round-start models of the T rounds (the papers' min_{1 <= t <= T}, x_bar^1 = x^0; dfedsam.thm4.1). ``average``
@@ -284,8 +287,11 @@ def worst_case(algorithm: str, m: int, K: int, T: int, eta: float, L: float = 1.
     the consensus error of the extrapolated round-start points: a bound b + c Xi holds on the instance iff that
     value is <= b.
 
-    Mixing: ``W`` (an m x m symmetric doubly stochastic matrix, exact) or ``spectral=(lo, hi)`` (every such W with
-    nonunit eigenvalues in [lo, hi], a relaxation). ``sigma_g`` / ``B`` None drop the assumption. A problem whose
+    Mixing: ``W`` (an m x m symmetric doubly stochastic matrix, exact; for push-sum a column-stochastic P), a
+    sequence ``W=[W_0, W_1, ...]`` (round t mixes with W_t; at least T - 1 matrices, the later ones unused: the
+    last round's gossip does not reach the quantity) or ``spectral=(lo, hi)`` (every symmetric doubly stochastic W
+    with nonunit eigenvalues in [lo, hi], a relaxation; for push-sum too, whose weights stay 1 on such a W, so that
+    it is gossip of the numerators). ``sigma_g`` / ``B`` None drop the assumption. A problem whose
     Gram matrix exceeds :data:`MAX_GRAM` or whose expected time exceeds ``max_seconds`` is refused (ValueError)
     before it is built. A solve whose status is not in :data:`ACCEPTED_STATUSES` (only 'optimal' with ``strict``),
     or whose primal or dual residuals, proof reconstruction or duality gap exceed the tolerances, raises
@@ -295,14 +301,16 @@ def worst_case(algorithm: str, m: int, K: int, T: int, eta: float, L: float = 1.
     if xi_weight and (algorithm not in CATA or not math.isfinite(xi_weight) or xi_weight < 0):
         raise ValueError(f"xi_weight = {xi_weight} needs a DFedCata algorithm ({', '.join(CATA)}) and a finite value "
                          ">= 0")
-    if algorithm in PUSH_SUM:
-        if spectral is not None or W is None:
-            raise ValueError(f"{algorithm} runs push-sum on an explicit column-stochastic P: give W=P (the spectral "
-                             "class models symmetric doubly stochastic matrices only)")
-        W = W if isinstance(W, PushSumMixing) else PushSumMixing(W)
+    if algorithm in PUSH_SUM and W is not None and not isinstance(W, PushSumMixing):
+        W = PushSumMixing(W.matrices if isinstance(W, ExplicitMixing) else W)
     mixing = as_mixing(W, spectral)
-    if isinstance(mixing, (ExplicitMixing, PushSumMixing)) and mixing.m != m:
-        raise ValueError(f"W is {mixing.m} x {mixing.m} but m = {m}; give an m x m matrix")
+    if isinstance(mixing, (ExplicitMixing, PushSumMixing)):
+        if mixing.m != m:
+            raise ValueError(f"W is {mixing.m} x {mixing.m} but m = {m}; give an m x m matrix")
+        if mixing.sequence and len(mixing.matrices) < T - 1:
+            raise ValueError(f"the mixing sequence has {len(mixing.matrices)} matrices but T = {T} rounds gossip "
+                             f"{T - 1} times; give at least T - 1 = {T - 1} matrices (one per round)")
+        mixing = mixing.rounds(T - 1)  # the matrices the PEP uses (the last round's gossip is not simulated)
     size = estimate_size(algorithm, m, K, T, Q, isinstance(mixing, SpectralClass), heterogeneity_at,
                          sigma_g is not None, B is not None)
     if size.gram > MAX_GRAM or size.expected_seconds > max_seconds:
@@ -341,14 +349,14 @@ def _metric_point(algorithm, xbar, prev, eta, lam_pen, K, beta):
     return xbar
 
 
-def _gossip(mixing, z, Q, consensus):
-    """Q gossip steps on the messages z: W^Q z with an explicit W, or new points under the spectral class's
-    constraints (each step's deviations appended to ``consensus``)."""
+def _gossip(mixing, z, Q, consensus, t=0):
+    """Q gossip steps on the messages z of round t: W_t^Q z with an explicit W (or sequence), or new points under the
+    spectral class's constraints (each step's deviations appended to ``consensus``)."""
     from PEPit import Point
 
     m = len(z)
     if isinstance(mixing, (ExplicitMixing, PushSumMixing)):
-        WQ = mixing.power(Q) if isinstance(mixing, ExplicitMixing) else mixing.P
+        WQ = mixing.power(Q, t) if isinstance(mixing, ExplicitMixing) else mixing.matrix(t)
         out = []
         for i in range(m):  # equal rows (to 1e-12) give the same point: no duplicate the SDP must reconcile
             same = next((j for j in range(i) if np.allclose(WQ[i], WQ[j], rtol=0, atol=1e-12)), None)
@@ -375,7 +383,7 @@ def _build(algorithm, m, K, T, eta, L, Delta, mixing, sigma_g, B, rho, Q, gap, h
     x0 = problem.set_initial_point()
     x = [x0] * m  # round-start points (DFedCata: the extrapolated y_i^t)
     admm, cata, push = algorithm in ADMM, algorithm in CATA, algorithm in PUSH_SUM
-    weights = np.ones(m)  # push-sum weights w^t = P^t 1 (known numbers: they depend on P only)
+    weights = np.ones(m)  # push-sum weights w^t = P_{t-1}...P_0 1 (known numbers: they depend on P only)
     sam = algorithm in SAM and rho
     duals = [None] * m  # DFedADMM's ghat_i^{t-1} (None: the initial 0)
     agg = agg_prev = [x0] * m  # DFedCata's A^t and A^{t-1} (A^{-1} = A^0 = x^0)
@@ -427,9 +435,9 @@ def _build(algorithm, m, K, T, eta, L, Delta, mixing, sigma_g, B, rho, Q, gap, h
             # Colla & Hendrickx Thm 3, so earlier steps keep the same feasible set) and only slow the solver down
             mixed = [_mean(z)] * m
         else:
-            mixed = _gossip(mixing, z, Q, consensus)
-        if push:
-            weights = mixing.P @ weights
+            mixed = _gossip(mixing, z, Q, consensus, t)
+        if push and isinstance(mixing, PushSumMixing):  # the class's W is doubly stochastic: w^t stays 1
+            weights = mixing.matrix(t) @ weights
         if cata:  # Nesterov extrapolation: A around X_K (pre/post-aggregation) or B around A^{t-1} (consecutive)
             agg_prev, agg = agg, mixed
             base = z if algorithm == "dfedcata-a" else agg_prev

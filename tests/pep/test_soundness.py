@@ -11,11 +11,12 @@ from tests.pep.oracle import local_gradient, measure
 
 
 def simulate(a, c, x0, W, K, T, eta, rho=0.0, Q=1):
+    """The DFedAvg family by a per-agent loop; W one matrix or an (S, m, m) sequence, W[t] in round t."""
     m = len(a)
+    W = np.asarray(W)
     grad = [lambda x, i=i: a[i] * (x - c[i]) for i in range(m)]
     x = [x0.copy() for _ in range(m)]
     metric, het, queried = [], [], []
-    WQ = np.linalg.matrix_power(W, Q)
     for t in range(T):
         xbar = np.mean(x, axis=0)
         measure(grad, xbar, metric, het, queried)
@@ -28,6 +29,7 @@ def simulate(a, c, x0, W, K, T, eta, rho=0.0, Q=1):
                 gy = local_gradient(grad[i], y, rho, queried)
                 y = y - eta * gy
             z.append(y)
+        WQ = np.linalg.matrix_power(W[t] if W.ndim == 3 else W, Q)
         x = [sum(WQ[i, j] * z[j] for j in range(m)) for i in range(m)]
     abar = np.mean(a)
     cstar = sum(a[i] * c[i] for i in range(m)) / (m * abar)
