@@ -80,9 +80,10 @@ def official_modules(loader=full_batch_loader):
 
 def dfedcata_server(modules, model_fn, x0: torch.Tensor, client_x, client_y, *, rounds: int, K: int,
                     batch_size: int, lr: float, lam_pen: float = 0.05, beta: float = 0.9, weight_decay: float = 5e-4,
-                    lr_decay: float = 0.998, on_round=None):
+                    lr_decay: float = 0.998, device="cpu", on_round=None):
     """Their ``server.DFedCata`` on a ring (``cs='ring'``: neighbours i +- 1 and i, mean of 3), ``K`` local epochs
-    (their ``local_epochs``), every client's model starting at the flat vector ``x0``. ``on_round(t, srv)``
+    (their ``local_epochs``), every client's model starting at the flat vector ``x0`` (their client models and
+minibatches on ``device``, their model table on the CPU as they keep it). ``on_round(t, srv)``
     replaces their ``_test_`` (evaluation); their summary and result files are switched off. ``srv.train()`` runs
     the rounds; ``srv.time[t]`` is their own wall-clock time of round t."""
     m = len(client_x)
@@ -92,8 +93,8 @@ def dfedcata_server(modules, model_fn, x0: torch.Tensor, client_x, client_y, *, 
         momentum=0.0, rho=0.0, seed=0, method="DFedCata", dataset="fake", out_file="")
     datasets = types.SimpleNamespace(client_x=list(client_x), client_y=list(client_y))
     with contextlib.redirect_stdout(None):  # their constructor prints the storage sizes
-        srv = modules.server.DFedCata("cpu" if x0.device.type == "cpu" else str(x0.device), model_fn, model_fn(),
-                                      x0.clone(), datasets, "DFedCata", args)
+        srv = modules.server.DFedCata(str(device), model_fn, model_fn().to(device), x0.cpu().clone(), datasets,
+                                      "DFedCata", args)
     srv._test_ = (lambda t, selected_clients: on_round(t, srv)) if on_round else (lambda t, selected_clients: None)
     srv._summary_, srv._save_results_ = (lambda: None), (lambda: None)
     return srv

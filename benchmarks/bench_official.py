@@ -1,0 +1,293 @@
+"""Seconds per round of DFedCata: the engine against the authors' public code and a compute ceiling, in one run.
+
+Same problem, same number of SGD steps (K per client and round, batch b), ring topology, one torch thread:
+
+* ``authors``: their ``Server.train`` (``../shared/reference/dfedcata-official``, through
+  :mod:`dfltheory.testing.official`, which replaces their data loading by one sampled minibatch per local epoch:
+  ``local_epochs = K``); the seconds are their own per-round clock (``Server.time``). Skipped where absent;
+* ``engine``: the vectorized engine (``vmap(grad)`` over the m clients, gossip as a sparse product with W);
+* ``engine --sequential``: the engine's code mode, the authors' Gauss-Seidel schedule client by client;
+* ``ceiling``: the same forward/backward FLOPs with no engine around them, K steps with their SGD updates, no gossip,
+  the fastest of: the module's plain forward/backward over all m*b samples at once (shared weights: the same FLOPs,
+  one large GEMM or convolution per layer); the same over m batches of b, one after the other (what fits the caches
+  when the activations are large); for the MLP a hand-written batched matmul chain (``bmm`` forward and backward
+  over the m clients' own weights, checked against ``vmap(grad)``).
+
+Cases: ``mlp-20`` / ``mlp-100`` (digits, MLP 64-128-10, b = 16), ``lenet-20`` (the code's LeNet on CIFAR-shaped
+fake data 3x32x32, b = 16), and with ``--device cuda`` ``resnet18-100`` (CIFAR-10-shaped fake data, the engine's
+ResNet-18 with GroupNorm for both sides, m = 100, b = 32, client chunk 25), which says so and stops where no CUDA
+device exists. ``--breakdown`` splits the engine's round (plan, gradients, the rest of the local steps, gossip) for
+dfedavg, dfedsam (SAM's second pass) and dfedcata; ``--profile`` prints torch.profiler's top operators.
+
+    .venv/bin/python benchmarks/bench_official.py [--cases mlp-20 mlp-100 lenet-20] [--rounds 3] [--breakdown]
+    .venv/bin/python benchmarks/bench_official.py --device cuda
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import os
+import time
+from dataclasses import dataclass, replace
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from dfltheory.empirical import algorithms as A
+from dfltheory.empirical import data as D
+from dfltheory.empirical.communication import Mixing
+from dfltheory.empirical.engine import Engine
+from dfltheory.empirical.functional import FlatModel
+from dfltheory.empirical.models import loss_fn, make_model
+from dfltheory.testing import official
+from dfltheory.topology import build as build_topology
+
+HP = {"lam_pen": 0.05, "beta": 0.9, "weight_decay": 5e-4}
+LR = 0.01
+
+
+@dataclass
+class Case:
+    model: str  # 'mlp' (64-128-10), 'lenet' (the code's LeNet), 'resnet18'
+    m: int
+    batch: int = 16
+    K: int = 5
+    chunk: int | None = None
+
+
+CPU_CASES = {"mlp-20": Case("mlp", 20), "mlp-100": Case("mlp", 100), "lenet-20": Case("lenet", 20)}
+GPU_CASES = {"resnet18-100": Case("resnet18", 100, batch=32, chunk=25)}
+
+
+def mlp():
+    return nn.Sequential(nn.Flatten(), nn.Linear(64, 128), nn.ReLU(), nn.Linear(128, 10))
+
+
+def problem(case: Case, seed=0) -> D.FederatedData:
+    """Digits for the MLP; CIFAR-shaped fake data (32 samples per client) for the image models."""
+    if case.model == "mlp":
+        return D.load("digits", case.m, partition="iid", seed=seed)
+    g = torch.Generator().manual_seed(seed)
+    n = 32 * case.m
+    x, y = torch.randn(n, 3, 32, 32, generator=g), torch.randint(10, (n,), generator=g)
+    return D.FederatedData(x, y, x[:64], y[:64], list(torch.arange(n).split(32)), 10, (3, 32, 32), "fake-cifar")
+
+
+def factory(case: Case, modules=None):
+    """The model builder both sides call (the same initial weights at every call); the LeNet is the authors' class
+    on their side (``modules``) and the engine's ``cnn`` (the same layers) on the engine's."""
+    def build():
+        with torch.random.fork_rng():
+            torch.manual_seed(0)
+            if case.model == "mlp":
+                return mlp()
+            if case.model == "lenet":
+                return modules.models.client_model("LeNet") if modules else make_model("cnn", (3, 32, 32), 10)
+            return make_model("resnet18", (3, 32, 32), 10)
+    return build
+
+
+def sync(device):
+    if device.type == "cuda":
+        torch.cuda.synchronize()
+
+
+def timed(step, rounds, device):
+    step()  # warm-up
+    sync(device)
+    start = time.perf_counter()
+    for _ in range(rounds):
+        step()
+    sync(device)
+    return (time.perf_counter() - start) / rounds
+
+
+def engine(case: Case, data, device, algo="dfedcata", sequential=False) -> Engine:
+    flat = FlatModel(factory(case)(), loss_fn(data.task))
+    hp = {"mode": "A", "clip": official.MAX_NORM, **HP} if algo == "dfedcata" else {}
+    W = build_topology("ring", case.m, weights="metropolis", seed=0)  # 1/3 on i, i +- 1: their mean of 3
+    return Engine(flat, data, A.make(algo, **hp), Mixing(W), K=case.K, lr=LR, batch_size=case.batch, seed=0,
+                  device=device, sequential=sequential, client_chunk=case.chunk)
+
+
+def authors(case: Case, data, device, rounds) -> float | None:
+    """Their seconds per round (the mean of their own clock over ``rounds`` rounds after one warm-up round)."""
+    if not official.available():
+        return None
+    loader = official.sampled_loader(torch.Generator().manual_seed(0))
+    with official.official_modules(loader) as modules:
+        build = factory(case, modules)
+        ours = [p.shape for p in factory(case)().parameters()]
+        assert [p.shape for p in build().parameters()] == ours, "the authors' model is not the engine's"
+        x0 = torch.cat([p.detach().reshape(-1) for p in build().parameters()])
+        srv = official.dfedcata_server(modules, build, x0, [data.x_train[ix] for ix in data.client_indices],
+                                       [data.y_train[ix] for ix in data.client_indices], rounds=1 + rounds,
+                                       K=case.K, batch_size=case.batch, lr=LR, device=device, **HP)
+        with contextlib.redirect_stdout(None):  # one line per round and client
+            srv.train()
+    return float(srv.time[1:].mean())
+
+
+# ----- the compute ceiling -------------------------------------------------------------------------------------
+def bmm_mlp(params, X, Y, lr):
+    """One SGD step of every client's MLP 64-128-10 by hand: forward and backward as batched matmuls over the
+    clients' own weights (m, ...); X (m, b, 64), Y (m, b). Returns the gradients (for the check) after the update."""
+    W1, b1, W2, b2 = params
+    pre = torch.baddbmm(b1.unsqueeze(1), X, W1.transpose(1, 2))  # (m, b, 128)
+    h = pre.clamp_min(0)
+    z = torch.baddbmm(b2.unsqueeze(1), h, W2.transpose(1, 2))  # (m, b, 10)
+    dz = torch.softmax(z, -1)
+    dz.scatter_add_(2, Y.unsqueeze(2), torch.full_like(dz[..., :1], -1.0)).div_(X.shape[1])
+    gW2, gb2 = torch.bmm(dz.transpose(1, 2), h), dz.sum(1)
+    dh = torch.bmm(dz, W2).mul_(pre > 0)
+    gW1, gb1 = torch.bmm(dh.transpose(1, 2), X), dh.sum(1)
+    grads = (gW1, gb1, gW2, gb2)
+    for p, g in zip(params, grads):
+        p.sub_(g, alpha=lr)
+    return grads
+
+
+def ceilings(case: Case, eng: Engine, device) -> dict[str, callable]:
+    """Round functions of the ceiling variants, K steps each on the engine's minibatches of one round."""
+    idx = eng.plan(0).idx
+    xs, ys = eng.x_train[idx.to(device)], eng.y_train[idx.to(device)]  # (K, m, b, ...)
+    m, b = case.m, case.batch
+    module = factory(case)().to(device)
+    out = {}
+
+    def plain():
+        for k in range(case.K):
+            loss = F.cross_entropy(module(xs[k].reshape(m * b, *xs.shape[3:])), ys[k].reshape(-1)) * m
+            grads = torch.autograd.grad(loss, list(module.parameters()))
+            with torch.no_grad():
+                for p, g in zip(module.parameters(), grads):
+                    p.sub_(g, alpha=LR)
+
+    def per_client():
+        for k in range(case.K):
+            for i in range(m):
+                loss = F.cross_entropy(module(xs[k, i]), ys[k, i])
+                grads = torch.autograd.grad(loss, list(module.parameters()))
+                with torch.no_grad():
+                    for p, g in zip(module.parameters(), grads):
+                        p.sub_(g, alpha=LR)
+
+    out["ceiling: plain fwd/bwd over m*b"] = plain
+    out["ceiling: plain fwd/bwd, m batches"] = per_client
+    if case.model == "mlp":
+        flat = eng.state["x"].clone()
+        params = [t.reshape(m, *s).clone() for t, s in zip(flat.split(eng.model.numels, 1), eng.model.shapes)]
+        X, Y = xs.reshape(case.K, m, b, -1), ys
+        check = bmm_mlp([p.clone() for p in params], X[0], Y[0], LR)
+        ref = eng.model.batched_grad(flat, xs[0], ys[0]).split(eng.model.numels, 1)
+        err = max(float((g.reshape(m, -1) - r).abs().max()) for g, r in zip(check, ref))
+        assert err < 1e-5, f"the bmm chain's gradients differ from vmap(grad) by {err}"
+
+        def chain():
+            for k in range(case.K):
+                bmm_mlp(params, X[k], Y[k], LR)
+
+        out["ceiling: bmm chain, own weights"] = chain
+    return out
+
+
+# ----- where the engine's time goes ------------------------------------------------------------------------------
+def breakdown(eng: Engine, rounds: int) -> dict[str, float]:
+    """Seconds per round in: plan (minibatch draws), gradients (every ``vmap(grad)`` call), the communication rule,
+    and the rest (the rules' other transforms, the update, per-step Python)."""
+    spent = {"plan": 0.0, "gradients": 0.0, "communication": 0.0}
+
+    def clock(name, fn):
+        def wrapped(*a, **kw):
+            start = time.perf_counter()
+            try:
+                return fn(*a, **kw)
+            finally:
+                spent[name] += time.perf_counter() - start
+        return wrapped
+
+    eng.round()  # warm-up
+    eng.plan = clock("plan", eng.plan)
+    eng.model.batched_grad = clock("gradients", eng.model.batched_grad)
+    eng.algo.comm.apply = clock("communication", eng.algo.comm.apply)
+    start = time.perf_counter()
+    for _ in range(rounds):
+        eng.round()
+    total = time.perf_counter() - start
+    out = {k: v / rounds for k, v in spent.items()}
+    out["rest"] = total / rounds - sum(out.values())
+    out["total"] = total / rounds
+    return out
+
+
+def profile(eng: Engine, rounds: int, rows: int = 12) -> str:
+    from torch.profiler import ProfilerActivity
+    from torch.profiler import profile as prof
+
+    eng.round()
+    with prof(activities=[ProfilerActivity.CPU]) as p:
+        for _ in range(rounds):
+            eng.round()
+    return p.key_averages().table(sort_by="self_cpu_time_total", row_limit=rows, max_name_column_width=40)
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--cases", nargs="+", default=None, choices=[*CPU_CASES, *GPU_CASES],
+                   help="default: the CPU cases, or the GPU case with --device cuda")
+    p.add_argument("--rounds", type=int, default=3)
+    p.add_argument("--m", type=int, default=None, help="override the cases' client count (smoke runs)")
+    p.add_argument("--K", type=int, default=None, help="override the cases' local steps")
+    p.add_argument("--device", default="cpu")
+    p.add_argument("--breakdown", action="store_true", help="split the engine's round (dfedavg, dfedsam, dfedcata)")
+    p.add_argument("--profile", action="store_true", help="torch.profiler's top operators of the engine's round")
+    p.add_argument("--threads", type=int, default=1)
+    args = p.parse_args(argv)
+    device = torch.device(args.device)
+    if device.type == "cuda" and not torch.cuda.is_available():
+        print("--device cuda: no CUDA device on this machine; the GPU entry (CIFAR-10-shaped ResNet-18, m = 100, "
+              "the engine against the authors' code) did not run and reports no number")
+        return
+    torch.set_num_threads(args.threads)
+    cases = GPU_CASES if device.type == "cuda" else CPU_CASES
+    names = args.cases or list(cases)
+    print(f"# DFedCata (mode A, clip {official.MAX_NORM}, lam {HP['lam_pen']}, beta {HP['beta']}, wd "
+          f"{HP['weight_decay']}), ring, device {device}, torch threads {torch.get_num_threads()}, "
+          f"{os.cpu_count()} CPU cores, load average {os.getloadavg()[0]:.2f} at the start; "
+          f"authors' code {'at ' + str(official.OFFICIAL) if official.available() else 'ABSENT (skipped)'}")
+    for name in names:
+        case = replace({**CPU_CASES, **GPU_CASES}[name], **{k: v for k, v in (("m", args.m), ("K", args.K)) if v})
+        data = problem(case)
+        eng = engine(case, data, device)
+        rows = {"authors' code": authors(case, data, device, args.rounds),
+                "engine (vectorized)": timed(eng.round, args.rounds, device),
+                "engine --sequential (code mode)": timed(engine(case, data, device, sequential=True).round,
+                                                         args.rounds, device)}
+        ceil = {k: timed(f, args.rounds, device) for k, f in ceilings(case, eng, device).items()}
+        rows.update(ceil)
+        ceiling = min(ceil.values())
+        ours = rows["authors' code"]
+        print(f"\n## {name}: {case.model}, m = {case.m}, K = {case.K}, batch {case.batch}, d = {eng.model.dim}, "
+              f"{args.rounds} timed rounds; load average {os.getloadavg()[0]:.2f}")
+        print(f"{'method':<34} {'s/round':>9} {'authors / this':>15} {'this / ceiling':>15}")
+        for k, t in rows.items():
+            if t is None:
+                print(f"{k:<34} {'skipped: the authors code is absent':>41}")
+                continue
+            speed = f"{ours / t:.2f}x" if ours else "-"
+            print(f"{k:<34} {t:>9.4f} {speed:>15} {t / ceiling:>14.2f}x")
+        if args.breakdown:
+            print(f"\n{'engine round (s/round)':<22} " + " ".join(f"{k:>13}" for k in
+                                                              ("plan", "gradients", "communication", "rest", "total")))
+            for algo in ("dfedavg", "dfedsam", "dfedcata"):
+                b = breakdown(engine(case, data, device, algo), args.rounds)
+                print(f"{algo:<22} " + " ".join(f"{b[k]:>13.4f}" for k in
+                                                 ("plan", "gradients", "communication", "rest", "total")))
+        if args.profile:
+            print(profile(engine(case, data, device), args.rounds))
+
+
+if __name__ == "__main__":
+    main()
