@@ -1,8 +1,9 @@
 """Presentation of the papers' experimental claims (:mod:`dfltheory.verify.claims`): the table "claim / paper's
 number / measured here (mean ± std) / verdict", one figure per paper, and the ``dfltheory claims`` command.
 
-``dfltheory claims [PAPER ...] --out DIR`` runs (or reads from DIR's cache) the claims, prints the table (``--json``:
-the whole result), writes ``DIR/claims.json`` and ``DIR/figures/<paper>-claims.png``.
+``dfltheory claims [PAPER ...] --out DIR [--size quick|default|gpu]`` runs (or reads from DIR's cache) the claims,
+prints the table (``--json``: the whole result), writes ``DIR/claims.json`` and ``DIR/figures/<paper>-claims.png``.
+A claim with a trend (the topology claims) draws, right, its metric against the spectral gap, one point per arm.
 """
 
 from __future__ import annotations
@@ -22,6 +23,18 @@ def _mean_std(arm: dict, metric: str) -> str:
     return f"{arm['mean']:.3g} ± {arm['std']:.2g}"
 
 
+def trend_line(t: dict) -> str:
+    """'rho(gap, metric) over arms = ... (p = ...)' with the relation and the verdict."""
+    what = "follows" if t["relation"] == ">" else "does not follow"
+    if t["rho"] is None:
+        stat = "rho undefined (a constant metric)" if t["verdict"] != "diverged" else "an arm diverged"
+    else:
+        seeds = f"; per seed {t['rho_seeds'][0]:+.2f} ± {t['rho_seeds'][1]:.2f}" if t.get("rho_seeds") else ""
+        stat = f"Spearman rho = {t['rho']:+.2f}, exact p = {t['p_value']:.3f}{seeds}"
+    return (f"{t['metric']} {what} the spectral gap over {', '.join(t['arms'])} "
+            f"(gaps {', '.join(f'{g:.2f}' for g in t['gap'])}): {stat} -> {t['verdict']}")
+
+
 def table(result: dict) -> str:
     """One block per claim: id, section, the paper's statement and number, each arm's mean ± std, each pair's
     difference against the threshold, and the verdict."""
@@ -38,6 +51,8 @@ def table(result: dict) -> str:
             diff = ("-" if p["difference"] is None
                     else f"{s * p['difference']:+.2f} (threshold {s * p['threshold']:.2f})")
             out.append(f"  {p['a']} {p['relation']} {p['b']}: {diff} -> {p['verdict']}")
+        for t in c.get("trends", ()):
+            out.append(f"  {trend_line(t)}")
         if c.get("note"):
             out.append(f"  note: {c['note']}")
     return "\n".join(out)
@@ -45,7 +60,8 @@ def table(result: dict) -> str:
 
 def plot_claims(result: dict, paper: str, path: str | Path) -> Path:
     """One row per claim of ``paper``: the metric (left) and the theorem's measured quantity (right, log scale)
-    against rounds, one line per arm, the band mean ± std over seeds. Returns the path."""
+    against rounds, one line per arm, the band mean ± std over seeds (a fine-tuned arm: one point after the last
+    round); a claim with trends draws, right, its trend metrics against the spectral gap instead. Returns the path."""
     import matplotlib
 
     matplotlib.use("Agg", force=False)
@@ -57,23 +73,33 @@ def plot_claims(result: dict, paper: str, path: str | Path) -> Path:
                          f"{', '.join(sorted({c['paper'] for c in result['claims']}))}")
     fig, axes = plt.subplots(len(rows), 2, figsize=(11, 3.2 * len(rows)), squeeze=False)
     for (left, right), c in zip(axes, rows):
-        s = SCALE.get(c["metric"], 1.0)
+        curve_metric = c.get("curve_metric", c["metric"])
+        s = SCALE.get(curve_metric, 1.0)
+        trends = c.get("trends") or []
+        panels = ((left, "curve", s),) if trends else ((left, "curve", s), (right, "quantity", 1.0))
+        if len(c["arms"]) > 10:  # distinct colours beyond the default cycle's ten
+            left.set_prop_cycle(color=plt.cm.tab20.colors)
         for arm in c["arms"]:
-            for ax, key, scale in ((left, "curve", s), (right, "quantity", 1.0)):
+            for ax, key, scale in panels:
                 cur = arm[key]
                 if not cur["round"]:
                     continue
                 x = cur["round"]
                 m = [scale * v for v in cur["mean"]]
                 sd = [scale * v for v in cur["std"]]
-                line, = ax.plot(x, m, label=f"{arm['label']} ({_mean_std(arm, c['metric'])})")
+                line, = ax.plot(x, m, marker="o" if len(x) == 1 else None,
+                                label=f"{arm['label']} ({_mean_std(arm, c['metric'])})")
+                if len(x) == 1:
+                    ax.errorbar(x, m, yerr=sd, color=line.get_color(), capsize=3)
                 ax.fill_between(x, [a - b for a, b in zip(m, sd)], [a + b for a, b in zip(m, sd)],
                                 color=line.get_color(), alpha=0.2, linewidth=0)
         left.set_title(f"{c['id']}: {c['verdict']}", fontsize=9)
         left.set_xlabel("round")
-        left.set_ylabel(c["metric_label"].replace(" (last round)", "") + (" (%)" if c["metric"] == "test_acc" else ""),
-                        fontsize=8)
-        left.legend(fontsize=7)
+        left.set_ylabel(curve_metric.replace("_", " ") + (" (%)" if curve_metric == "test_acc" else ""), fontsize=8)
+        left.legend(fontsize=6 if len(c["arms"]) > 6 else 7, ncol=2 if len(c["arms"]) > 6 else 1)
+        if trends:
+            _plot_trends(right, c, trends)
+            continue
         right.set_title(f"theorem's quantity {c['quantity']} (where the algorithm records it)", fontsize=9)
         right.set_xlabel("round")
         if any(arm["quantity"]["round"] for arm in c["arms"]) and all(
@@ -89,6 +115,29 @@ def plot_claims(result: dict, paper: str, path: str | Path) -> Path:
     return path
 
 
+def _plot_trends(ax, c: dict, trends: list[dict]) -> None:
+    """The topology figure: each trend's arms, metric (mean ± std over seeds) against the spectral gap, labelled,
+    with Spearman's rho and p in the legend."""
+    by = {a["label"]: a for a in c["arms"]}
+    for t in trends:
+        s = SCALE.get(t["metric"], 1.0)
+        arms = [by.get(label) for label in t["arms"]]
+        if any(a is None or a["mean"] is None for a in arms) or t["metric"] != c["metric"]:
+            arms = None  # another metric than the arms' (the trend holds its own means) or a diverged arm
+        gap, mean = t["gap"], [s * m if m is not None else float("nan") for m in t["mean"]]
+        std = [s * a["std"] for a in arms] if arms else None
+        rho = "rho undefined" if t["rho"] is None else f"rho {t['rho']:+.2f}, p {t['p_value']:.2f}"
+        ax.errorbar(gap, mean, yerr=std, marker="o", linestyle="none", capsize=3,
+                    label=f"{t['arms'][0].split()[0]}: {rho} -> {t['verdict']}")
+        for g, m, label in zip(gap, mean, t["arms"]):
+            ax.annotate(label.split()[-1], (g, m), fontsize=6, xytext=(3, 3), textcoords="offset points")
+    ax.set_xlabel("spectral gap 1 - lambda")
+    ax.set_ylabel(trends[0]["metric"].replace("_", " ") + (" (%)" if trends[0]["metric"] == "test_acc" else ""),
+                  fontsize=8)
+    ax.set_title("against the spectral gap (one point per topology)", fontsize=9)
+    ax.legend(fontsize=7)
+
+
 def render(result: dict, out: str | Path) -> dict[str, str]:
     """``out/figures/<paper>-claims.png`` for every paper in ``result``; returns {paper: path}."""
     papers = sorted({c["paper"] for c in result["claims"]})
@@ -97,7 +146,7 @@ def render(result: dict, out: str | Path) -> dict[str, str]:
 
 # ------------------------------------------------------------------------------------------------ command
 def register(subparsers) -> None:
-    from dfltheory.verify.claims import PAPERS
+    from dfltheory.verify.claims import PAPERS, SIZES
 
     p = subparsers.add_parser(
         "claims", help="the papers' experimental claims re-run on digits: table, verdicts and figures",
@@ -107,6 +156,9 @@ def register(subparsers) -> None:
     p.add_argument("papers", nargs="*", metavar="PAPER", help=f"'all' (default) or any of {', '.join(PAPERS)}")
     p.add_argument("--out", default="claims", help="directory for the cached runs, claims.json and the figures")
     p.add_argument("--quick", action="store_true", help="the quick size (seconds; for tests): 1 round, m = 4, 3 seeds")
+    p.add_argument("--size", choices=tuple(SIZES), default=None,
+                   help="quick; default (m = 10, 40 rounds, 5 seeds: minutes on 2 cores); gpu (m = 100, 300 rounds, "
+                        "3 seeds, for --device cuda); --quick is --size quick")
     p.add_argument("--jobs", type=int, default=1, help="processes that train runs (one CPU thread each)")
     p.add_argument("--device", default="cpu", help="where runs train: cpu (default), cuda, ...")
     p.add_argument("--json", action="store_true", help="print the whole result as JSON")
@@ -129,7 +181,10 @@ def _claims(args) -> int:
         print(f"\rclaims: run {done}/{total}, about {eta:.0f} s left   ", end="" if done < total else "\n",
               file=sys.stderr, flush=True)
 
-    result = run_claims(papers, "quick" if args.quick else "default", out, args.jobs, progress, args.device)
+    size = getattr(args, "size", None) or ("quick" if args.quick else "default")
+    if args.quick and size != "quick":
+        raise ValueError(f"--quick and --size {size} disagree; give one of them")
+    result = run_claims(papers, size, out, args.jobs, progress, args.device)
     result["figures"] = render(result, out)
     (out / "claims.json").write_text(json.dumps(result, indent=1) + "\n")
     if args.json:

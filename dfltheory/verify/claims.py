@@ -1,8 +1,11 @@
 """The papers' experimental claims (cards §9 and §10), re-run at this machine's scale on digits (issue 16).
 
 Every claim is a comparison of *arms* (an algorithm at a setting) on one metric at the last round, with the same
-rounds T and local steps K for every arm of a claim. D-PSGD and SGP take one local step by definition (their rule
-forces K = 1, as in the papers, which give them one epoch against five), which the claims that include them say.
+rounds T and local steps K for every arm of a claim, except the budget a claim is about (``Claim.varies``: K in the
+local-step ablations, the clients m in DFedPGP's client-count claim). D-PSGD and SGP take one local step by
+definition (their rule forces K = 1, as in the papers, which give them one epoch against five), which the claims that
+include them say. Claims about topologies also test a *trend*: the rank correlation of a metric with the spectral gap
+across the arms (below).
 
 **Problem.** scikit-learn's digits (1797 images 8x8, 10 classes; the MLP of :mod:`dfltheory.empirical.models`),
 Dirichlet(0.3) label split over m clients (the papers' most heterogeneous Dirichlet setting), the test set split like
@@ -12,7 +15,11 @@ the split and the initial model; the S seeds of an arm differ in the minibatch s
 **Hyper-parameters: one rule, the paper's values** (each card's §8): lr 0.1 with its per-round decay, and the paper's
 rho, momentum, lambda, beta, Q and K_v (:data:`PAPER_BASE`); K = 5 local steps and batch 32 for every paper (the
 papers' 5 epochs of batch 128 on 500 samples are about 20 steps; digits has about 144 training samples per client at
-m = 10). The random topology keeps the papers' fraction of neighbours (10 of 100) at about 2 of 10, k = 2.
+m = 10). The random topology keeps the papers' fraction of neighbours (10 of 100): k = max(2, round(m/10)), 2 at
+m = 10 and 10 at m = 100 (:func:`scaled`, which also sizes the Erdos-Renyi and Watts-Strogatz graphs). An arm's
+``scale`` multiplies the clients m or the neighbours k (DFedPGP's Fig. 3 ablations), so a claim keeps its meaning at
+every size. An arm's ``finetune`` post-processes its runs (:mod:`dfltheory.empirical.finetune`): the personal test
+accuracy after that many local SGD steps from each client's final model (DFedAvg + fine-tuning, against DFedPGP).
 
 **Decision rule.** For a pair (a, b) with means mu_a, mu_b and standard deviations s_a, s_b over n seeds each (the
 metric signed so that larger is better), d = mu_a - mu_b is *significant* when |d| > 2 sqrt((s_a^2 + s_b^2)/n), twice
@@ -21,6 +28,14 @@ is significant and positive, *disagrees* when it is significant and negative, an
 claim "a about equal to b" agrees when d is not significant and disagrees when it is. A claim of several pairs agrees
 when all agree, disagrees when one disagrees, is *no difference* when none is significant, and *in part* otherwise.
 
+**Trends** (:class:`Trend`, the claims about topologies): Spearman's rank correlation rho between the spectral gap
+1 - lambda of the arms' mixing matrices (:mod:`dfltheory.topology`; the mean over rounds for a time-varying graph)
+and the arms' mean metric (signed, larger is better), *significant* when the exact permutation p-value of |rho| is
+below 0.05 (all k! orderings; at k = 6 arms that is |rho| >= 0.886). "The metric follows the gap" agrees when rho is
+significant and positive; "does not follow it" agrees when rho is not significant (an absence claim: with six
+topologies only a near-perfect ranking is significant) and disagrees when it is. The rounds to reach 90 % test
+accuracy (:data:`TARGET`) count T + eval_every for a run that does not reach it (censored: it ranks last).
+
 :func:`run_claims` trains the runs through :class:`dfltheory.verify.holds.RunCache` (a second call trains nothing)
 and returns a JSON-safe dict; :mod:`dfltheory.figures.claims` draws it and holds the ``claims`` command.
 """
@@ -28,6 +43,7 @@ and returns a JSON-safe dict; :mod:`dfltheory.figures.claims` draws it and holds
 from __future__ import annotations
 
 import math
+import os
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -37,6 +53,9 @@ import numpy as np
 
 from dfltheory.verify.holds import RunCache, check_run_options, json_safe, train_command
 
+TARGET = 0.9  # the test accuracy of the rounds-to-target metric (digits reaches it within about 10-20 rounds)
+TREND_ALPHA = 0.05  # a trend is significant when its exact permutation p-value is below this
+
 PAPERS = ("dfedsgpsm", "dfedsam", "dfedcata", "dfedpgp", "dfedadmm")
 SIGNIFICANCE = 2.0  # |d| > SIGNIFICANCE * sqrt((s_a^2 + s_b^2) / n)
 RULE = ("significant when |mean_a - mean_b| > 2 sqrt((std_a^2 + std_b^2)/n), n seeds per arm (twice the standard "
@@ -44,16 +63,20 @@ RULE = ("significant when |mean_a - mean_b| > 2 sqrt((std_a^2 + std_b^2)/n), n s
         "negative, no difference otherwise; 'a = b' agrees when not significant")
 #: metric key -> (+1 larger is better | -1 smaller is better, label)
 METRICS = {"test_acc": (1, "test accuracy (last round)"), "train_loss": (-1, "train loss f(x_bar) (last round)"),
-           "consensus": (-1, "consensus error (1/m) sum_i ||x_i - x_bar||^2 (last round)")}
+           "consensus": (-1, "consensus error (1/m) sum_i ||x_i - x_bar||^2 (last round)"),
+           "rounds_to_target": (-1, f"rounds to {100 * TARGET:.0f} % test accuracy")}
+#: the recorded key drawn against rounds for a metric that is not itself recorded
+CURVE = {"rounds_to_target": "test_acc"}
 #: the theorem's measured quantity per paper (docs/verify.md), drawn beside the metric
 QUANTITY = {"dfedsgpsm": "grad_norm_sq", "dfedsam": "grad_norm_sq", "dfedcata": "grad_norm_sq_p",
             "dfedpgp": "grad_norm_sq_u", "dfedadmm": "grad_norm_sq_w"}
 
 COMMON = {"dataset": "digits", "partition": "dirichlet", "alpha": 0.3, "K": 5, "batch_size": 32, "lr": 0.1,
           "data_seed": 0, "local_eval": False, "threads": 1}
-SYMMETRIC = {"topology": "random", "topology_params": "k=2,direction=undirected", "weights": "metropolis"}
-PUSH_OUT = {"topology": "random", "topology_params": "k=2,direction=out"}  # seed 000 L275-279
-PUSH_IN = {"topology": "random", "topology_params": "k=2,direction=in"}  # seed 003 L189
+#: topology parameters are templates filled per size by :func:`scaled` ({k} neighbours, {p} and {ws_k} below)
+SYMMETRIC = {"topology": "random", "topology_params": "k={k},direction=undirected", "weights": "metropolis"}
+PUSH_OUT = {"topology": "random", "topology_params": "k={k},direction=out"}  # seed 000 L275-279
+PUSH_IN = {"topology": "random", "topology_params": "k={k},direction=in"}  # seed 003 L189
 #: the paper's values (card §8 of each paper)
 PAPER_BASE = {
     "dfedsgpsm": {"lr_decay": 0.998, "rho": 0.1, "momentum": 0.9, **PUSH_OUT},  # dfedsgpsm.md §8
@@ -72,6 +95,17 @@ class Arm:
     label: str
     cfg: Mapping
     seed_offset: int = 0
+    scale: Mapping = field(default_factory=dict)  # {"n": c} m -> round(c m) clients; {"k": c} k -> round(c k)
+    finetune: int | None = None  # local fine-tuning steps after training; the metric is then the personal accuracy
+
+
+@dataclass(frozen=True)
+class Trend:
+    """The claim that ``metric`` follows the spectral gap across ``arms`` (relation '>') or does not ('=')."""
+
+    metric: str
+    relation: str
+    arms: tuple[str, ...]
 
 
 @dataclass(frozen=True)
@@ -88,13 +122,26 @@ class Claim:
     metric: str = "test_acc"
     note: str = ""
     index: tuple[str, ...] = field(default=())  # the card §10 items it answers ("dfedsam.18")
+    trends: tuple[Trend, ...] = ()
+    varies: tuple[str, ...] = ()  # the budget keys its arms differ in ("K", "n"); all others are equal
 
     def arm(self, label: str) -> Arm:
         return next(a for a in self.arms if a.label == label)
 
 
-def _arm(label: str, algo: str, **cfg) -> Arm:
-    return Arm(label, {"algo": algo, **cfg})
+def _arm(label: str, algo: str, scale: Mapping | None = None, finetune: int | None = None, **cfg) -> Arm:
+    return Arm(label, {"algo": algo, **cfg}, scale=dict(scale or {}), finetune=finetune)
+
+
+#: Table III's six topologies (seed 002 L136-142; dfedcata.md §7), sized by :func:`scaled`
+TABLE3 = (("Ring", "ring", None), ("Grid", "grid", None), ("Exp", "exponential", None), ("Full", "full", None),
+          ("ER", "code-er", "p={p}"), ("WS", "watts-strogatz", "k={ws_k},p=0.1"))
+#: DFedCata in Table III runs the authors' code schedule (card §3.2 item 1): the synchronous reading A diverges at
+#: beta = 0.9 on the static sparse graphs (card §10.14)
+CATA_TOPOLOGY = tuple(_arm(f"DFedCata {name}", "dfedcata", topology=topo, topology_params=params, sequential=True)
+                      for name, topo, params in TABLE3)
+AVG_TOPOLOGY = tuple(_arm(f"DFedAvg {name}", "dfedavg", topology=topo, topology_params=params)
+                     for name, topo, params in TABLE3)
 
 
 CLAIMS: tuple[Claim, ...] = (
@@ -151,7 +198,7 @@ CLAIMS: tuple[Claim, ...] = (
           "more local steps K converge faster in rounds",
           "no number (Fig. 5(a))",
           (_arm("K=10", "dfedsam", K=10), _arm("K=2", "dfedsam", K=2)),
-          (("K=10", ">", "K=2"),), index=("dfedsam.21",)),
+          (("K=10", ">", "K=2"),), index=("dfedsam.21",), varies=("K",)),
     # ---------------------------------------------------------------- DFedCata (seed 002)
     Claim("dfedcata.beta", "dfedcata", "§9 Table IV, §10.20",
           "the Nesterov coefficient beta helps: accuracy rises with beta up to about 0.8, then plateaus",
@@ -166,6 +213,28 @@ CLAIMS: tuple[Claim, ...] = (
           (_arm("DFedCata", "dfedcata"), _arm("DFedSAM", "dfedsam", rho=0.01), _arm("DFedAvg", "dfedavg")),
           (("DFedCata", ">", "DFedSAM"), ("DFedCata", ">", "DFedAvg")),
           note="DFedSAM's rho is lost from the paper: DFedSAM's own 0.01 (dfedsam.md §8)"),
+    Claim("dfedcata.topology", "dfedcata", "§9 Table III, §10.12",
+          "DFedCata beats DFedAvg on every topology, and its accuracy does not follow the spectral gap (WS and ER above "
+          "Full, Exp below Grid)",
+          "CIFAR-10 (seed L136-141): DFedCata ring 72.22, grid 81.13, exp 79.05, full 81.38, ER 82.04, WS 82.45; "
+          "DFedAvg 63.30, 74.72, 77.11, 78.52, 77.70, 75.65",
+          CATA_TOPOLOGY + AVG_TOPOLOGY,
+          tuple((c.label, ">", a.label) for c, a in zip(CATA_TOPOLOGY, AVG_TOPOLOGY)),
+          trends=(Trend("test_acc", "=", tuple(a.label for a in CATA_TOPOLOGY)),),
+          note="DFedCata runs the authors' sequential (in-place) aggregation, card §3.2 item 1: the engine's "
+               "synchronous reading A diverges at beta = 0.9 on the static ring, grid, exp and WS graphs here (card "
+               "§10.14); grid = 2-D grid without wrap-around, ER redrawn every round with p = max(0.1, 3/m), WS with "
+               "k = 4 (8 from m = 50) and p = 0.1 (dfedcata.md §7)", index=("dfedcata.12",)),
+    Claim("dfedcata.speed", "dfedcata", "§VI-A (Fig. 4), §10.13",
+          "DFedCata's convergence speed does not follow the spectral gap (about 80 rounds to 75 % on Full against 40 "
+          "on ER), unlike earlier DFL methods, whose speed does (DFedAvg here)",
+          "CIFAR-10, rounds to 75 % (seed L162): DFedCata about 80 on Full, about 40 on ER (read off Fig. 4)",
+          CATA_TOPOLOGY + AVG_TOPOLOGY, (),
+          metric="rounds_to_target",
+          trends=(Trend("rounds_to_target", "=", tuple(a.label for a in CATA_TOPOLOGY)),
+                  Trend("rounds_to_target", ">", tuple(a.label for a in AVG_TOPOLOGY))),
+          note="the runs of dfedcata.topology; speed is the rounds to 90 % test accuracy on digits, measured every "
+               "eval_every rounds", index=("dfedcata.13",)),
     # ---------------------------------------------------------------- DFedPGP (seed 003)
     Claim("dfedpgp.directed", "dfedpgp", "§9 Table 4, §10.17(c)",
           "directed (push-sum, in-neighbours) communication beats the symmetric version of the same personalized "
@@ -182,6 +251,43 @@ CLAIMS: tuple[Claim, ...] = (
           (("DFedPGP", ">", "shared all (OSGP)"),),
           note="the second arm is DFedPGP with every layer shared: push-sum with K local steps (OSGP); personal test "
                "accuracy on each client's test split", index=("dfedpgp.17",)),
+    Claim("dfedpgp.finetune", "dfedpgp", "§9 Table 1, §10.17(a)",
+          "DFedPGP beats a global decentralized method made personal by local fine-tuning (DFedAvg + fine-tuning)",
+          "CIFAR-10 Dir 0.3 (Table 1, seed L161-175): DFedPGP 85.61, DFedAvgM 82.49, FedBABU (fine-tunes 5 times, "
+          "L385) 83.26",
+          (_arm("DFedPGP", "dfedpgp"),
+           _arm("DFedAvg + fine-tuning", "dfedavg", finetune=COMMON["K"], K_v=None, **SYMMETRIC),
+           _arm("DFedAvg, no fine-tuning", "dfedavg", finetune=0, K_v=None, **SYMMETRIC)),
+          (("DFedPGP", ">", "DFedAvg + fine-tuning"),),
+          note="personal test accuracy on each client's own test split for all three; DFedAvg (symmetric gossip) is "
+               "trained with DFedPGP's schedule, then each client takes K plain SGD steps on its own data from its "
+               "final model (dfltheory.empirical.finetune); the third arm, not decided, is DFedAvg's final models "
+               "without fine-tuning", index=("dfedpgp.17",)),
+    Claim("dfedpgp.K_u", "dfedpgp", "§6 Remark 1, §9 Table 8, §10.6",
+          "more local steps K_u on the shared part speed convergence (Remark 1); K_u = 5 is the best of the grid "
+          "[1, 3, 5, 8] (Table 8)",
+          "no accuracy given (Remark 1, seed L157; Table 8 'Local Interval' [1, 3, 5, 8], best 5, L469)",
+          tuple(_arm(f"K_u={k}", "dfedpgp", K=k) for k in (1, 3, 5, 8)),
+          (("K_u=5", ">", "K_u=1"), ("K_u=5", ">", "K_u=3"), ("K_u=5", ">", "K_u=8")),
+          note="K is DFedPGP's K_u (K_v = 1 personal step first); the paper's Local Interval counts epochs",
+          index=("dfedpgp.6",), varies=("K",)),
+    Claim("dfedpgp.clients", "dfedpgp", "§9 Fig. 3b, §10.8, §10.17(f)",
+          "fewer clients give higher accuracy (more data per client), although the bound's q predicts the opposite",
+          "no number (Fig. 3b, seed L242): 5 and 10 clients above 50, 100 and 200",
+          (_arm("m/2 clients", "dfedpgp", scale={"n": 0.5}), _arm("m clients", "dfedpgp"),
+           _arm("2m clients", "dfedpgp", scale={"n": 2.0})),
+          (("m/2 clients", ">", "m clients"), ("m clients", ">", "2m clients")),
+          note="m/2, m, 2m = 5, 10, 20 at the default size (the paper: 5 to 200 of 50,000 images; here digits' "
+               "1,437 training images are split among them); the same k neighbours", index=("dfedpgp.8", "dfedpgp.17"),
+          varies=("n",)),
+    Claim("dfedpgp.neighbours", "dfedpgp", "§9 Fig. 3a, §10.7, §10.17(e)",
+          "more neighbours give higher accuracy: the largest neighbour count is best",
+          "no number (Fig. 3a, seed L240): 2, 5, 10, 20, 40 in-neighbours of 100, best at 40",
+          (_arm("k/2", "dfedpgp", scale={"k": 0.5}), _arm("k", "dfedpgp"), _arm("2k", "dfedpgp", scale={"k": 2.0}),
+           _arm("4k", "dfedpgp", scale={"k": 4.0})),
+          (("4k", ">", "k/2"), ("4k", ">", "k"), ("4k", ">", "2k")),
+          note="k = max(2, round(m/10)) in-neighbours: 1, 2, 4, 8 of 10 clients at the default size (5 to 40 of 100 "
+               "at the gpu size)", index=("dfedpgp.7", "dfedpgp.17")),
     # ---------------------------------------------------------------- DFedADMM (seed 004)
     Claim("dfedadmm.sam", "dfedadmm", "§9 Table 1, §10.18",
           "DFedADMM-SAM beats DFedADMM, and DFedADMM beats DFedAvg",
@@ -209,6 +315,21 @@ CLAIMS: tuple[Claim, ...] = (
           (("DFedADMM full", ">", "DFedADMM ring"), ("DFedADMM-SAM full", ">", "DFedADMM-SAM ring")),
           note="at the paper's eta = lambda = 0.1, where the K local steps act as about one (see dfedadmm.sam)",
           index=("dfedadmm.17",)),
+    Claim("dfedadmm.lambda", "dfedadmm", "§9 Fig. 3b, §10.20",
+          "the penalty lambda = 0.2 is the best of {0.05, 0.1, 0.2, 0.5}",
+          "no number (Fig. 3b, seed L243): lambda = 0.2 best",
+          tuple(_arm(f"lambda={lam:g}", "dfedadmm-sam", lam=lam) for lam in (0.05, 0.1, 0.2, 0.5)),
+          (("lambda=0.2", ">", "lambda=0.05"), ("lambda=0.2", ">", "lambda=0.1"), ("lambda=0.2", ">", "lambda=0.5")),
+          note="DFedADMM-SAM (rho = 0.1, as Fig. 3's rho panel implies); eta = 0.1: lambda = 0.05 makes the local "
+               "factor 1 - eta/lambda = -1 (gamma = 2, card §10.7), lambda = 0.1 collapses the K steps to one "
+               "(§10.12)", index=("dfedadmm.20",)),
+    Claim("dfedadmm.K", "dfedadmm", "§9 Fig. 3a, §10.20",
+          "more local steps converge faster: K = 10 beats K = 1, 2 and 5",
+          "no number (Fig. 3a, seed L237): K = 10 fastest of {1, 2, 5, 10}",
+          tuple(_arm(f"K={k}", "dfedadmm-sam", K=k) for k in (1, 2, 5, 10)),
+          (("K=10", ">", "K=1"), ("K=10", ">", "K=2"), ("K=10", ">", "K=5")),
+          note="DFedADMM-SAM at the paper's eta = lambda = 0.1, where every local step restarts from x^t (card "
+               "§10.12): the steps beyond the first change little", index=("dfedadmm.20",), varies=("K",)),
 )
 
 
@@ -223,8 +344,26 @@ class ClaimSize:
     eval_every: int
 
 
+#: quick: tests (seconds); default: 2 CPU cores (minutes); gpu: towards the papers' m = 100 clients, 10 neighbours and
+#: hundreds of rounds (``--device cuda``; still digits, about 14 training images per client; not run on a GPU yet)
 SIZES = {"quick": ClaimSize(m=4, rounds=1, seeds=3, eval_every=1),
-         "default": ClaimSize(m=10, rounds=40, seeds=5, eval_every=2)}
+         "default": ClaimSize(m=10, rounds=40, seeds=5, eval_every=2),
+         "gpu": ClaimSize(m=100, rounds=300, seeds=3, eval_every=10)}
+
+
+def neighbours(m: int) -> int:
+    """The papers' 10 neighbours of 100 clients at m clients: max(2, round(m/10))."""
+    return max(2, round(m / 10))
+
+
+def scaled(m: int, n: int | None = None, k_scale: float = 1.0) -> dict:
+    """The values the topology templates take for a run of ``n`` clients in a claim of size ``m`` (n = m unless the
+    arm scales it): {k} = round(k_scale neighbours(m)) in [1, n - 1]; {p}, the Erdos-Renyi edge probability,
+    max(0.1, 3/n) (the code's 0.1 at n = 100, about 3 expected neighbours below 30); {ws_k}, the Watts-Strogatz
+    lattice degree, 8 from n = 50 (the paper's), 4 from n = 8, else 2 (dfedcata.md §7)."""
+    n = m if n is None else n
+    return {"k": min(n - 1, max(1, round(k_scale * neighbours(m)))), "p": round(min(1.0, max(0.1, 3 / n)), 3),
+            "ws_k": 8 if n >= 50 else 4 if n >= 8 else 2}
 
 
 def select(papers: Sequence[str] = ("all",)) -> list[Claim]:
@@ -238,9 +377,13 @@ def select(papers: Sequence[str] = ("all",)) -> list[Claim]:
 
 
 def run_configs(claim: Claim, arm: Arm, size: ClaimSize, device: str = "cpu") -> list[dict]:
-    """The ``train`` configs (one per seed) of one arm."""
-    base = {**COMMON, **PAPER_BASE[claim.paper], **arm.cfg, "n": size.m, "rounds": size.rounds,
+    """The ``train`` configs (one per seed) of one arm: m (or the arm's multiple of it) clients, its topology
+    template filled by :func:`scaled`."""
+    n = max(2, round(arm.scale.get("n", 1.0) * size.m))
+    base = {**COMMON, **PAPER_BASE[claim.paper], **arm.cfg, "n": n, "rounds": size.rounds,
             "eval_every": size.eval_every, "checkpoint_every": size.rounds}
+    if isinstance(base.get("topology_params"), str):
+        base["topology_params"] = base["topology_params"].format(**scaled(size.m, n, arm.scale.get("k", 1.0)))
     if device != "cpu":
         base["device"] = device
     base = {k: v for k, v in base.items() if v is not None}
@@ -292,37 +435,125 @@ def _curves(rows_per_seed: list[list[dict]], key: str) -> dict:
     return {"round": rounds, "mean": vals.mean(0).tolist(), "std": std.tolist()}
 
 
+def spearman(x: Sequence[float], y: Sequence[float]) -> float | None:
+    """Spearman's rank correlation (average ranks for ties); None where x or y is constant (undefined)."""
+    from scipy.stats import rankdata
+
+    rx, ry = rankdata(x), rankdata(y)
+    if np.ptp(rx) == 0 or np.ptp(ry) == 0:
+        return None
+    return float(np.corrcoef(rx, ry)[0, 1])
+
+
+def spearman_test(x: Sequence[float], y: Sequence[float]) -> tuple[float | None, float | None]:
+    """(rho, exact two-sided permutation p-value: the fraction of the k! orderings of y whose |rho| is at least the
+    observed one); (None, None) where rho is undefined. Up to 8 points (40,320 orderings)."""
+    import itertools
+
+    rho = spearman(x, y)
+    if rho is None:
+        return None, None
+    if len(y) > 8:
+        raise ValueError(f"the exact permutation test enumerates k! orderings; give at most 8 points, got {len(y)}")
+    y = np.asarray(y, float)
+    hits = [abs(spearman(x, y[list(p)]) or 0.0) >= abs(rho) - 1e-12 for p in itertools.permutations(range(len(y)))]
+    return rho, float(np.mean(hits))
+
+
+def trend_verdict(rho: float | None, p: float | None, relation: str) -> str:
+    """'>' (follows the gap): agrees when significant and positive; '=' (does not): agrees when not significant."""
+    significant = p is not None and p < TREND_ALPHA
+    if relation == "=":
+        return "disagrees" if significant else "agrees"
+    if relation == ">":
+        return ("agrees" if rho > 0 else "disagrees") if significant else "no difference"
+    raise ValueError(f"relation must be '>' or '=', got {relation!r}")
+
+
+def spectral_gap(cfg: Mapping) -> float:
+    """1 - lambda of a run's mixing matrices (dfltheory.topology: lambda = ||W - 11^T/m||_2, its mean over rounds
+    for a time-varying graph, drawn with the run's data seed as the run draws it)."""
+    from dfltheory.topology import analyze
+    from dfltheory.topology.commands import parse_params
+
+    a = analyze(cfg["topology"], cfg["n"], weights=cfg.get("weights") or "metropolis", seed=cfg["data_seed"],
+                **parse_params(cfg.get("topology_params")))
+    return 1.0 - float(a["lambda_mean"] if a["time_varying"] else a["lambda"])
+
+
+def _value(rows: list[dict], metric: str, size: ClaimSize) -> float | None:
+    """A run's value of ``metric``: at its last record, or the first round that reaches :data:`TARGET`
+    (T + eval_every where none does)."""
+    if metric == "rounds_to_target":
+        return next((r["round"] for r in rows if (r.get("test_acc") or 0.0) >= TARGET), size.rounds + size.eval_every)
+    return rows[-1].get(metric) if rows else None
+
+
+def _arm_values(claim: Claim, arm: Arm, size: ClaimSize, cache: RunCache, device: str, metric: str) -> dict:
+    """One arm's runs read back: per-seed values of ``metric`` (None where a run diverged), the curves, the command."""
+    cfgs = run_configs(claim, arm, size, device)
+    got = [cache.get(c) for c in cfgs]
+    ok = all(s == "completed" for _, s in got)
+    if arm.finetune is not None and ok:
+        from dfltheory.empirical.finetune import finetuned
+
+        finals = [finetuned(cache.path(c), arm.finetune)["personal_acc"] for c in cfgs]
+    else:
+        finals = [_value(rows, metric, size) for rows, _ in got]
+    ok = ok and all(v is not None for v in finals)
+    vals = np.array(finals if ok else [np.nan], float)
+    if arm.finetune is not None:  # one measurement, after the last round
+        curve = ({"round": [size.rounds], "mean": [float(vals.mean())], "std": [float(vals.std(ddof=1))
+                  if len(vals) > 1 else 0.0]} if ok else {"round": [], "mean": [], "std": []})
+    else:
+        curve = _curves([r for r, _ in got], CURVE.get(metric, metric))
+    return {"label": arm.label, "algo": arm.cfg["algo"], "seeds": [c["seed"] for c in cfgs], "values": finals,
+            "mean": float(vals.mean()) if ok else None,
+            "std": float(vals.std(ddof=1)) if ok and len(vals) > 1 else (0.0 if ok else None),
+            "status": "completed" if ok else "diverged", "finetune": arm.finetune,
+            "command": f"{train_command(cfgs[0])} --out run  (the other seeds: --seed "
+                       f"{cfgs[1]['seed']}..{cfgs[-1]['seed']})" if len(cfgs) > 1 else train_command(cfgs[0]),
+            "curve": curve, "quantity": _curves([r for r, _ in got], QUANTITY[claim.paper]),
+            "spectral_gap": spectral_gap(cfgs[0]) if claim.trends else None}
+
+
+def _trend(claim: Claim, trend: Trend, rows: dict[str, dict], size: ClaimSize, cache: RunCache, device: str) -> dict:
+    """Spearman's rho of the arms' mean ``trend.metric`` (signed: larger is better) against their spectral gaps,
+    its exact p-value and the verdict; also the mean ± std over seeds of the per-seed rho."""
+    sign, label = METRICS[trend.metric]
+    arms = [rows[a] if trend.metric == claim.metric else
+            _arm_values(claim, claim.arm(a), size, cache, device, trend.metric) for a in trend.arms]
+    out = {"metric": trend.metric, "metric_label": label, "relation": trend.relation, "arms": list(trend.arms),
+           "gap": [a["spectral_gap"] for a in arms],
+           "mean": [a["mean"] for a in arms]}
+    if any(m is None for m in out["mean"]):
+        return {**out, "rho": None, "p_value": None, "rho_seeds": None, "verdict": "diverged"}
+    rho, p = spearman_test(out["gap"], [sign * m for m in out["mean"]])
+    per_seed = [spearman(out["gap"], [sign * a["values"][s] for a in arms]) for s in range(len(arms[0]["values"]))]
+    per_seed = [r for r in per_seed if r is not None]
+    return {**out, "rho": rho, "p_value": p,
+            "rho_seeds": [float(np.mean(per_seed)), float(np.std(per_seed, ddof=1)) if len(per_seed) > 1 else 0.0]
+            if per_seed else None, "verdict": trend_verdict(rho, p, trend.relation)}
+
+
 def evaluate(claim: Claim, size: ClaimSize, cache: RunCache, device: str = "cpu") -> dict:
-    """The row of one claim from cached runs: each arm's mean ± std, each pair's verdict, the claim's."""
+    """The row of one claim from cached runs: each arm's mean ± std, each pair's and trend's verdict, the claim's."""
     sign, label = METRICS[claim.metric]
-    arms, values = [], {}
-    for arm in claim.arms:
-        cfgs = run_configs(claim, arm, size, device)
-        got = [cache.get(c) for c in cfgs]
-        statuses = [s for _, s in got]
-        finals = [rows[-1].get(claim.metric) if rows else None for rows, _ in got]
-        ok = all(s == "completed" for s in statuses) and all(v is not None for v in finals)
-        values[arm.label] = finals if ok else None
-        vals = np.array(finals if ok else [np.nan], float)
-        arms.append({"label": arm.label, "algo": arm.cfg["algo"], "seeds": [c["seed"] for c in cfgs],
-                     "values": finals, "mean": float(vals.mean()) if ok else None,
-                     "std": float(vals.std(ddof=1)) if ok and len(vals) > 1 else (0.0 if ok else None),
-                     "status": "completed" if ok else "diverged",
-                     "command": f"{train_command(cfgs[0])} --out run  (the other seeds: --seed "
-                                f"{cfgs[1]['seed']}..{cfgs[-1]['seed']})" if len(cfgs) > 1 else train_command(cfgs[0]),
-                     "curve": _curves([r for r, _ in got], claim.metric),
-                     "quantity": _curves([r for r, _ in got], QUANTITY[claim.paper])})
+    arms = [_arm_values(claim, arm, size, cache, device, claim.metric) for arm in claim.arms]
+    by = {a["label"]: a for a in arms}
     pairs = []
     for a, rel, b in claim.pairs:
-        if values[a] is None or values[b] is None:
+        if by[a]["mean"] is None or by[b]["mean"] is None:
             pairs.append({"a": a, "relation": rel, "b": b, "difference": None, "threshold": None,
                           "significant": None, "verdict": "diverged"})
         else:
-            pairs.append({"a": a, "relation": rel, "b": b, **compare(values[a], values[b], rel, sign)})
+            pairs.append({"a": a, "relation": rel, "b": b, **compare(by[a]["values"], by[b]["values"], rel, sign)})
+    trends = [_trend(claim, t, by, size, cache, device) for t in claim.trends]
     return {"id": claim.id, "paper": claim.paper, "section": claim.section, "statement": claim.statement,
             "paper_number": claim.paper_number, "metric": claim.metric, "metric_label": label,
-            "quantity": QUANTITY[claim.paper], "note": claim.note, "index": list(claim.index), "arms": arms,
-            "pairs": pairs, "verdict": overall([p["verdict"] for p in pairs])}
+            "curve_metric": CURVE.get(claim.metric, claim.metric), "quantity": QUANTITY[claim.paper],
+            "note": claim.note, "index": list(claim.index), "arms": arms, "pairs": pairs, "trends": trends,
+            "verdict": overall([p["verdict"] for p in pairs] + [t["verdict"] for t in trends])}
 
 
 def run_claims(papers: Sequence[str] = ("all",), size: str | ClaimSize = "default", out: str | Path = "claims",
@@ -335,7 +566,7 @@ def run_claims(papers: Sequence[str] = ("all",), size: str | ClaimSize = "defaul
     size = check_run_options(size, SIZES, workers, device)
     chosen = list(claims) if claims is not None else select(papers)
     cache = RunCache(Path(out) / "runs")
-    start = time.perf_counter()
+    start, cpu_start = time.perf_counter(), _cpu_seconds()
     cfgs = [c for claim in chosen for arm in claim.arms for c in run_configs(claim, arm, size, device)]
     unique = list({cache.path(c): c for c in cfgs}.values())
     cache.fill(unique, workers, progress)
@@ -344,7 +575,16 @@ def run_claims(papers: Sequence[str] = ("all",), size: str | ClaimSize = "defaul
     return json_safe({"size": name, "m": size.m, "rounds": size.rounds, "seeds": size.seeds, "device": device,
                       "workers": workers, "rule": RULE, "problem": "digits, Dirichlet(0.3), MLP, K = 5, batch 32",
                       "claims": rows, "runs": len(unique), "runs_trained": cache.trained,
-                      "wall_seconds": time.perf_counter() - start})
+                      "wall_seconds": time.perf_counter() - start, "cpu_seconds": _cpu_seconds() - cpu_start,
+                      "machine_note": f"{os.cpu_count()} cores at a load average of {os.getloadavg()[0]:.1f} at the end"})
+
+
+def _cpu_seconds() -> float:
+    """CPU time of this process and its finished children (the worker processes that trained runs)."""
+    import resource
+
+    return sum(r.ru_utime + r.ru_stime for r in (resource.getrusage(resource.RUSAGE_SELF),
+                                                   resource.getrusage(resource.RUSAGE_CHILDREN)))
 
 
 def compact(result: dict) -> dict:

@@ -33,23 +33,110 @@ def test_quick_gives_every_claim_its_row_and_every_paper_its_figure(quick):
     assert {c["paper"] for c in result["claims"]} == set(C.PAPERS)  # at least one claim per paper
     for row in result["claims"]:
         assert row["verdict"] in ("agrees", "disagrees", "no difference", "in part", "diverged")
-        assert len(row["pairs"]) >= 1 and all(p["verdict"] for p in row["pairs"])
+        assert len(row["pairs"]) + len(row["trends"]) >= 1 and all(p["verdict"] for p in row["pairs"] + row["trends"])
         for arm in row["arms"]:
             assert len(arm["seeds"]) == C.SIZES["quick"].seeds >= 3
             assert arm["command"].startswith("dfltheory train --dataset digits")
             assert f"--algo {arm['algo']} " in arm["command"]
             if arm["status"] == "completed":
                 assert arm["mean"] is not None and arm["curve"]["round"][-1] == C.SIZES["quick"].rounds
-    # same rounds and local steps in every arm of a claim, unless the claim is about K
+        for trend in row["trends"]:
+            assert len(trend["gap"]) == len(trend["mean"]) == len(trend["arms"]) >= 3
+            assert all(0 <= g <= 1 for g in trend["gap"]) and trend["verdict"] in ("agrees", "disagrees",
+                                                                                  "no difference", "diverged")
+    # the same budget (rounds, local steps, clients) in every arm of a claim, except the one the claim is about
     for claim in C.CLAIMS:
         cfgs = [C.run_configs(claim, arm, C.SIZES["quick"])[0] for arm in claim.arms]
         assert len({c["rounds"] for c in cfgs}) == 1
-        if claim.id != "dfedsam.K":
-            assert len({c["K"] for c in cfgs}) == 1
+        for key in ("K", "n"):
+            assert (len({c[key] for c in cfgs}) > 1) == (key in claim.varies), (claim.id, key)
     for paper in C.PAPERS:
         path = F.plot_claims(result, paper, out / "figures" / f"{paper}.png")
         assert path.stat().st_size > 10_000
     assert "dfedsam.table1" in F.table(result)
+
+
+def test_finetuned_arm_is_the_personal_accuracy_after_local_steps(quick):
+    out, result = quick
+    row = next(c for c in result["claims"] if c["id"] == "dfedpgp.finetune")
+    ft, plain = (next(a for a in row["arms"] if a["label"] == label)
+                 for label in ("DFedAvg + fine-tuning", "DFedAvg, no fine-tuning"))
+    assert ft["finetune"] == C.COMMON["K"] and plain["finetune"] == 0
+    assert ft["seeds"] == plain["seeds"] and ft["command"] == plain["command"]  # the same runs, post-processed
+    assert ft["values"] != plain["values"]  # the local steps changed the models
+    assert ft["curve"]["round"] == [C.SIZES["quick"].rounds] and ft["curve"]["mean"] == [pytest.approx(ft["mean"])]
+    claim = next(c for c in C.CLAIMS if c.id == "dfedpgp.finetune")
+    runs = C.RunCache(out / "runs")
+    for cfg in C.run_configs(claim, claim.arm("DFedAvg + fine-tuning"), C.SIZES["quick"]):
+        saved = json.loads((runs.path(cfg) / f"finetune-{C.COMMON['K']}.json").read_text())
+        assert saved["personal_acc"] in ft["values"] and saved["round"] == C.SIZES["quick"].rounds
+
+
+def test_sizes_scale_clients_and_neighbours_and_keep_the_existing_runs():
+    default, gpu = C.SIZES["default"], C.SIZES["gpu"]
+    arm = next(c for c in C.CLAIMS if c.id == "dfedsam.table1").arm("DFedAvg")
+    claim = next(c for c in C.CLAIMS if c.id == "dfedsam.table1")
+    assert C.run_configs(claim, arm, default)[0]["topology_params"] == "k=2,direction=undirected"  # as before
+    assert C.run_configs(claim, arm, gpu)[0]["topology_params"] == "k=10,direction=undirected"  # the papers' 10
+    clients = next(c for c in C.CLAIMS if c.id == "dfedpgp.clients")
+    assert [C.run_configs(clients, a, default)[0]["n"] for a in clients.arms] == [5, 10, 20]
+    assert [C.run_configs(clients, a, gpu)[0]["n"] for a in clients.arms] == [50, 100, 200]
+    nb = next(c for c in C.CLAIMS if c.id == "dfedpgp.neighbours")
+    for size, ks in ((default, [1, 2, 4, 8]), (gpu, [5, 10, 20, 40]), (C.SIZES["quick"], [1, 2, 3, 3])):
+        assert [C.run_configs(nb, a, size)[0]["topology_params"] for a in nb.arms] == [f"k={k},direction=in"
+                                                                                      for k in ks]
+
+
+def test_every_topology_of_every_size_builds_with_the_weights_its_algorithm_needs():
+    from dfltheory.empirical import algorithms as A
+    from dfltheory.empirical.runner import check_options
+    from dfltheory.topology import build
+    from dfltheory.topology.commands import parse_params
+
+    seen = set()
+    for size in C.SIZES.values():
+        for claim in C.CLAIMS:
+            for arm in claim.arms:
+                cfg = C.run_configs(claim, arm, size)[0]
+                check_options(cfg)
+                key = (cfg["topology"], cfg["n"], cfg.get("weights"), cfg.get("topology_params"), cfg["algo"])
+                if key in seen:
+                    continue
+                seen.add(key)
+                algo = A.make(cfg["algo"])
+                topo = build(cfg["topology"], cfg["n"], weights=cfg.get("weights") or "default", seed=0,
+                             **parse_params(cfg.get("topology_params")))
+                W = np.asarray(topo.matrix(0))
+                axis = 1 if algo.stochastic == "row" else 0
+                assert W.shape == (cfg["n"], cfg["n"]) and np.allclose(W.sum(axis), 1), key
+
+
+def test_spearman_exact_permutation_test_and_trend_verdicts():
+    gap = [0.1, 0.2, 0.4, 0.6, 0.8, 1.0]
+    rho, p = C.spearman_test(gap, [1, 2, 3, 4, 5, 6])
+    assert rho == pytest.approx(1.0) and p == pytest.approx(2 / 720)  # only the two perfect orderings
+    rho, p = C.spearman_test(gap, [6, 5, 4, 3, 2, 1])
+    assert rho == pytest.approx(-1.0) and p == pytest.approx(2 / 720)
+    rho, p = C.spearman_test(gap, [2, 1, 3, 4, 6, 5])  # rho = 1 - 6*4/210 = 0.886: the edge of significance
+    assert rho == pytest.approx(1 - 6 * 4 / 210) and p < C.TREND_ALPHA
+    rho, p = C.spearman_test(gap, [3, 1, 2, 6, 4, 5])
+    assert p > C.TREND_ALPHA
+    assert C.spearman_test(gap, [1] * 6) == (None, None)  # a constant metric: undefined
+    assert C.trend_verdict(1.0, 0.003, ">") == "agrees" and C.trend_verdict(-1.0, 0.003, ">") == "disagrees"
+    assert C.trend_verdict(0.5, 0.3, ">") == "no difference" and C.trend_verdict(0.5, 0.3, "=") == "agrees"
+    assert C.trend_verdict(1.0, 0.003, "=") == "disagrees" and C.trend_verdict(None, None, "=") == "agrees"
+    # the gaps come from dfltheory.topology: the complete graph mixes in one step, the ring of 10 slowly
+    full = {"topology": "full", "n": 10, "weights": "metropolis", "data_seed": 0, "topology_params": None}
+    assert C.spectral_gap(full) == pytest.approx(1.0)
+    assert C.spectral_gap({**full, "topology": "ring"}) == pytest.approx(1 - (1 + 2 * np.cos(2 * np.pi / 10)) / 3)
+
+
+def test_rounds_to_target_is_the_first_round_that_reaches_it_or_censored():
+    size = C.ClaimSize(m=4, rounds=10, seeds=3, eval_every=2)
+    rows = [{"round": r, "test_acc": a} for r, a in ((0, 0.1), (2, 0.5), (4, 0.91), (6, 0.89), (8, 0.95))]
+    assert C._value(rows, "rounds_to_target", size) == 4
+    assert C._value(rows[:2], "rounds_to_target", size) == 12  # T + eval_every: not reached
+    assert C._value(rows, "test_acc", size) == 0.95
 
 
 def test_a_second_call_trains_nothing(quick):
@@ -87,7 +174,8 @@ def test_decision_rule():
 
 def test_command_handler_prints_the_table_and_writes_json_and_figures(quick, capsys):
     out, _ = quick
-    args = argparse.Namespace(papers=["dfedpgp"], out=str(out), quick=True, jobs=1, device="cpu", json=False)
+    args = argparse.Namespace(papers=["dfedpgp"], out=str(out), quick=True, size=None, jobs=1, device="cpu",
+                              json=False)
     assert F._claims(args) == 0
     printed = capsys.readouterr().out
     assert "dfedpgp.directed" in printed and "0 runs trained" in printed
@@ -95,6 +183,9 @@ def test_command_handler_prints_the_table_and_writes_json_and_figures(quick, cap
     assert json.loads((out / "claims.json").read_text())["claims"][0]["paper"] == "dfedpgp"
     with pytest.raises(ValueError, match="unknown paper 'dfedfoo'"):
         F._claims(argparse.Namespace(papers=["dfedfoo"], out=str(out), quick=True, jobs=1, device="cpu", json=False))
+    with pytest.raises(ValueError, match="--quick and --size default disagree"):
+        F._claims(argparse.Namespace(papers=["dfedpgp"], out=str(out), quick=True, size="default", jobs=1,
+                                     device="cpu", json=False))
 
 
 def test_command_registers_with_the_cli(monkeypatch, quick, capsys):
@@ -102,7 +193,7 @@ def test_command_registers_with_the_cli(monkeypatch, quick, capsys):
 
     monkeypatch.setattr(cli, "PILLARS", ("dfltheory.figures.claims",))
     out, _ = quick
-    args = cli.build_parser().parse_args(["claims", "dfedadmm", "--out", str(out), "--quick", "--json"])
+    args = cli.build_parser().parse_args(["claims", "dfedadmm", "--out", str(out), "--size", "quick", "--json"])
     assert args.func(args) == 0
     assert {c["paper"] for c in json.loads(capsys.readouterr().out)["claims"]} == {"dfedadmm"}
 
