@@ -1,4 +1,5 @@
-"""The engine on 2 gloo ranks gives the single-process trajectories (float64, 1e-12); runs resume across the two."""
+"""The engine on 2 and 4 gloo ranks gives the single-process trajectories (float64, 1e-12); runs resume across rank
+counts."""
 
 import json
 
@@ -73,7 +74,7 @@ def trajectories(rank, world, port, path):
         d.stop()
         torch.save({a: (out[a][0], float(s)) for a, s in zip(CASES, sent)}, path)
     else:
-        torch.save({"ran": d.round(), "t": d.t}, path + ".stopped")
+        torch.save({"ran": d.round(), "t": d.t}, f"{path}.stopped{rank}")
     torch.distributed.barrier()  # no rank tears the group down while the other still has messages in flight
     torch.distributed.destroy_process_group()
 
@@ -89,13 +90,16 @@ def max_diff(a, b) -> float:
     return 0.0
 
 
-def test_two_ranks_give_the_single_process_trajectories(tmp_path):
-    """Every case on 2 gloo ranks (one spawn, one test, so that pytest-xdist does not spawn it twice) against the
-    single-process engine: state, communication state, x_bar, auxiliary points and models sent after each round; the
-    rows sent across the ranks; rank 0 stopping early releases the other rank."""
+@pytest.mark.parametrize("world", [2, 4])
+def test_ranks_give_the_single_process_trajectories(tmp_path, world):
+    """Every case on ``world`` gloo ranks (one spawn per rank count, so that pytest-xdist does not spawn it twice)
+    against the single-process engine: state, communication state, x_bar, auxiliary points and models sent after each
+    round; the rows sent across the ranks; rank 0 stopping early releases the other ranks. 4 ranks split the 5- and
+    6-client cases into blocks of 2, 1, 1, 1 and 2, 2, 1, 1 clients: ranks with a single client, clients whose
+    neighbours sit on two other ranks."""
     path = tmp_path / "traj.pt"
-    mp.spawn(trajectories, args=(2, D.free_port(), str(path)), nprocs=2)
-    runs, stopped = torch.load(path, weights_only=False), torch.load(f"{path}.stopped")
+    mp.spawn(trajectories, args=(world, D.free_port(), str(path)), nprocs=world)
+    runs = torch.load(path, weights_only=False)
     worst = {}
     for case, (steps, floats) in runs.items():
         e = engine64(cfg_of(case))
@@ -107,12 +111,13 @@ def test_two_ranks_give_the_single_process_trajectories(tmp_path):
         moved = max_diff(snapshot(e)["state"]["x"], engine64(cfg_of(case)).state["x"])
         assert moved > 1e-3, case  # the comparison is not vacuous: the models moved
         assert 0 < floats <= e.sent * (e.model.dim + 1), case  # rows across the boundary, at most one per edge (+ w)
-    print("max difference over", ROUNDS, "rounds:", {k: f"{v:.1e}" for k, v in worst.items()})
+    print(f"{world} ranks, max difference over", ROUNDS, "rounds:", {k: f"{v:.1e}" for k, v in worst.items()})
     assert runs.keys() == CASES.keys() and max(worst.values()) <= 1e-12, worst
-    d = engine64(cfg_of("dfedavg")).model.dim  # a ring of 6 split 3 | 3: 2 boundary rows each way per gossip step
-    assert runs["dfedavg"][1] == ROUNDS * 2 * 2 * d
-    assert runs["dfedsam-mgs"][1] <= ROUNDS * 2 * 6 * d
-    assert stopped == {"ran": False, "t": 0}
+    d = engine64(cfg_of("dfedavg")).model.dim  # a ring of 6 in contiguous blocks: each rank sends its first row to
+    assert runs["dfedavg"][1] == ROUNDS * world * 2 * d  # the previous block and its last to the next, per step
+    assert runs["dfedsam-mgs"][1] <= ROUNDS * 2 * 6 * (world - 1) * d  # Q = 2 steps, each row to <= world - 1 peers
+    for rank in range(1, world):
+        assert torch.load(f"{path}.stopped{rank}") == {"ran": False, "t": 0}
 
 
 def test_blocks_and_refusals():
