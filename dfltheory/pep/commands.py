@@ -189,14 +189,20 @@ def run(args) -> int:
           f"constraints)")
     if cmp["bound"] is None:
         print(f"  {cmp['theorem']} at sigma_l = 0: no bound ({cmp['reason']})")
+    elif cmp["ratio"] is None:
+        print(f"  {cmp['theorem']} at sigma_l = 0: {cmp['bound']:.6g}, not compared ({cmp['reason']})")
     else:
         print(f"  {cmp['theorem']} at sigma_l = 0, rho = {s['rho']:g}: {cmp['bound']:.6g}   ratio bound / worst case = "
               f"{cmp['ratio']:.4g}" + (f"   ({cmp['reason']})" if "xi_weight" in cmp else ""))
         for name, v in cmp["terms"].items():
             print(f"    {name:>14} = {v:.6g}")
     for v in cmp["variants"]:
-        text = f"{v['bound']:.6g}   ratio {v['ratio']:.4g}" if v["bound"] is not None else f"no bound ({v['reason']})"
-        text += f"   ({v['reason']})" if "xi_weight" in v else ""
+        if v["bound"] is None:
+            text = f"no bound ({v['reason']})"
+        elif v["ratio"] is None:
+            text = f"{v['bound']:.6g}   not compared ({v['reason']})"
+        else:
+            text = f"{v['bound']:.6g}   ratio {v['ratio']:.4g}" + (f"   ({v['reason']})" if "xi_weight" in v else "")
         print(f"  variant {v['theorem']:<36} {text}" + ("   <- BELOW the worst case" if v["finding"] else ""))
     if cmp["finding"]:
         i = cmp.get("interpolation") or {}

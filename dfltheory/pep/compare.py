@@ -42,7 +42,7 @@ Which theorem covers which PEP algorithm:
 
 from __future__ import annotations
 
-from dfltheory.pep.problem import ADMM, CATA, PUSH_SUM, PEPResult
+from dfltheory.pep.problem import ADMM, CATA, PUSH_SUM, PEPResult, PEPSolveError
 
 __all__ = ["THEOREM", "THEOREMS", "VARIANTS", "best_rate", "compare", "mixing_lambda", "push_sum_constants",
            "theorem_for", "theorem_values"]
@@ -239,7 +239,12 @@ def _one(tid: str, values: dict | None, reason: str, result: PEPResult) -> dict:
     if tid in WITH_XI:  # bound = b + c Xi (affine in Xi): the worst case of the average minus c Xi against b
         c = float(thm.check(**{k: v for k, v in dict(values, Xi=1.0).items() if k in known}).value) - out["bound"]
         out["xi_weight"] = c
-        worst = _xi_worst_case(result, c)
+        try:
+            worst = _xi_worst_case(result, c)
+        except PEPSolveError as err:  # the second PEP failed: the bound stands, but is compared with nothing
+            out["reason"] = (f"bound {out['bound']:.6g} + {c:.6g} Xi: the PEP of the average minus {c:.6g} Xi failed "
+                             f"({' '.join(str(err).split())}), so this reading is not compared")
+            return out
         out["worst_case_minus_xi"] = worst
         out["reason"] = f"bound {out['bound']:.6g} + {c:.6g} Xi: compared with the worst case of the average minus " \
                         f"{c:.6g} Xi, {worst:.6g}"

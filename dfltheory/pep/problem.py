@@ -138,6 +138,10 @@ TOL_PROOF = 1e-4
 #: 'optimal_inaccurate' (its reduced tolerances) on well-posed PEPs whose residuals are ~1e-9: the residuals
 #: computed here from the primal and dual solutions, not the solver's label, decide (``strict=True`` refuses it).
 ACCEPTED_STATUSES = ("optimal", "optimal_inaccurate")
+#: Clarabel's settings for a second attempt when the first fails or stops at another status: a larger static
+#: regularization (default 1e-8) gets through the degenerate faces of some class PEPs (DFedCata A's average minus
+#: c Xi over [-0.5, 0.5] at T = 5); the residual checks below judge its answer like any other.
+RETRY_OPTIONS = {"static_regularization_constant": 1e-6}
 
 
 class PEPSolveError(RuntimeError):
@@ -546,23 +550,29 @@ def _solve(problem, solver, estimate, settings, accepted, trace=None) -> PEPResu
     from PEPit import Point
 
     start = time.perf_counter()
-    try:
-        with warnings.catch_warnings():  # cvxpy's "Solution may be inaccurate": the residuals below decide
-            warnings.simplefilter("ignore", UserWarning)
-            problem.solve(wrapper="cvxpy", solver=solver, verbose=0)
-    except Exception as err:  # cvxpy's SolverError and friends: a failed solve, never a number
-        raise PEPSolveError(f"the SDP solver {solver} failed: {err}") from err
+    for options in [{}] + ([RETRY_OPTIONS] if solver.upper() == "CLARABEL" else []):
+        try:
+            with warnings.catch_warnings():  # cvxpy's "Solution may be inaccurate": the residuals below decide
+                warnings.simplefilter("ignore", UserWarning)
+                problem.solve(wrapper="cvxpy", solver=solver, verbose=0, **options)
+        except Exception as err:  # cvxpy's SolverError and friends: a failed solve, never a number
+            failure = f"the SDP solver {solver} failed: {err}"
+            continue
+        wrapper = problem.wrapper
+        status = str(getattr(wrapper.prob, "status", "unknown"))
+        solver_name = str(getattr(wrapper, "solver_name", solver))
+        if status in accepted and problem.G_value is not None:
+            break
+        failure = (f"the SDP solver {solver_name} ended with status {status!r}, not one of {accepted}: no worst case "
+                   "is reported (an unbounded PEP means the assumptions do not bound the quantity)")
+    else:
+        raise PEPSolveError(failure + (f" (also with {RETRY_OPTIONS})" if solver.upper() == "CLARABEL" else ""))
     seconds = time.perf_counter() - start
-    wrapper = problem.wrapper
-    status = str(getattr(wrapper.prob, "status", "unknown"))
-    solver_name = str(getattr(wrapper, "solver_name", solver))
-    if status not in accepted or problem.G_value is None:
-        raise PEPSolveError(f"the SDP solver {solver_name} ended with status {status!r}, not one of {accepted}: no "
-                            "worst case is reported (an unbounded PEP means the assumptions do not bound the quantity)")
     size = Size(Point.counter, len(problem._list_of_prepared_constraints), len(problem._list_of_prepared_psd),
                 estimate.expected_seconds)
     primal = float(problem.objective.eval())
     diag = _diagnostics(problem)
+    diag["solver_options"] = dict(options)  # {} or RETRY_OPTIONS: which attempt answered
     value = diag["dual_objective"]
     scale = max(1.0, abs(value))
     diag["duality_gap"] = value - primal

@@ -71,9 +71,11 @@ def pep_table(instances=None) -> list[dict]:
         c = compare(r, lam)
         check = c["interpolation"]
         for reading in [c] + c["variants"]:
-            worst = reading.get("worst_case_minus_xi", r.value)
+            worst = reading.get("worst_case_minus_xi", None if "xi_weight" in reading else r.value)
             if reading["bound"] is None:
                 status = f"no bound: {reading['reason']}"
+            elif reading["ratio"] is None:
+                status = f"not compared: {reading['reason']}"
             elif reading["finding"]:
                 realized = check["recomputed"]
                 status = ("candidate counter-example: " +

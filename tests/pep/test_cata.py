@@ -106,3 +106,22 @@ def test_bad_cata_inputs(kwargs, match):
     kw = dict(algorithm="dfedcata-a", m=2, K=2, T=2, eta=0.1, W=np.eye(2), lam_pen=0.5, beta=0.3) | kwargs
     with pytest.raises(ValueError, match=match):
         worst_case(**kw)
+
+
+def test_a_failed_consensus_solve_leaves_the_reading_uncompared(monkeypatch):
+    """The reading b + c Xi needs a second PEP; if it fails the bound is kept but no ratio or verdict is given."""
+    import importlib
+
+    from dfltheory.pep import PEPSolveError, pep_table
+
+    compare_module = importlib.import_module("dfltheory.pep.compare")  # the module (the package's name is the function)
+
+    def fail(result, c):
+        raise PEPSolveError("the SDP solver CLARABEL failed: test")
+
+    monkeypatch.setattr(compare_module, "_xi_worst_case", fail)
+    rows = pep_table([("dfedcata-a", dict(K=1, T=2, eta=0.05, lam_pen=1.0, beta=0.3, W=W_lam(3, 0.5)), "W(0.5)", 0.5)])
+    main, at_zero = rows
+    assert main["theorem"] == "dfedcata.thm1.A" and main["bound"] > 0 and main["ratio"] is None
+    assert main["worst_case"] is None and main["status"].startswith("not compared") and "failed" in main["status"]
+    assert at_zero["status"] == "holds" and at_zero["ratio"] > 1
