@@ -1,9 +1,10 @@
-"""Seconds per round of the distributed engine at 1 and 2 ranks (gloo, one torch thread each), against the
-single-process engine measured in the same run, and its communication volume per round: the floats the ranks send
-in the communication rule, against the edges of W times the model size (what the algorithm sends, one model per
-edge, and what a full gather of every neighbour's model would move).
+"""Seconds per round of the distributed engine at 1 and 2 ranks (gloo, one torch thread each; ``--worlds 1 2 4``
+for more), against the single-process engine measured in the same run, and its communication volume per round: the
+floats the ranks send in the communication rule, against the edges of W times the model size (what the algorithm
+sends, one model per edge, and what a full gather of every neighbour's model would move).
 
     .venv/bin/python benchmarks/bench_distributed.py [--algo dfedavg] [--m 40] [--rounds 5] [--topologies ring ...]
+                                                     [--worlds 1 2]
 
 The timed rounds are measured between barriers, without measurements (no gather on rank 0).
 """
@@ -63,6 +64,8 @@ def main(argv=None):
     p.add_argument("--batch-size", type=int, default=16)
     p.add_argument("--rounds", type=int, default=5)
     p.add_argument("--topologies", nargs="+", default=["ring", "exponential", "full"])
+    p.add_argument("--worlds", nargs="+", type=int, default=[1, 2], help="rank counts (more ranks than cores "
+                   "oversubscribe them)")
     args = p.parse_args(argv)
     torch.set_num_threads(1)
     single = {}
@@ -72,21 +75,24 @@ def main(argv=None):
         single[topology] = (timed(engine.round, args.rounds), links(W), engine.model.dim)
     results = {}
     with tempfile.TemporaryDirectory() as tmp:
-        for world in (1, 2):
+        for world in args.worlds:
             path = os.path.join(tmp, f"{world}.pt")
             mp.spawn(ranks, args=(world, D.free_port(), args, path), nprocs=world)
             results[world] = torch.load(path)
     print(f"{args.algo}, digits MLP, m = {args.m}, K = {args.K}, batch {args.batch_size}, one torch thread per "
           f"process, {os.cpu_count()} CPU cores, load average {os.getloadavg()[0]:.1f} at the end")
-    print(f"{'topology':<12} {'edges':>6} {'d':>7} {'1 process':>10} {'1 rank':>8} {'2 ranks':>8} {'speed-up':>8} "
-          f"{'floats/round (2 ranks)':>23} {'edges x d':>11} {'ratio':>7}")
+    split = [w for w in args.worlds if w > 1]
+    print(f"{'topology':<12} {'edges':>6} {'d':>7} {'1 process':>10} "
+          + " ".join(f"{f'{w} rank' + 's' * (w > 1):>8}" for w in args.worlds)
+          + "".join(f" {f'speed-up {w}':>11} {f'floats/round ({w})':>18} {'/ edges x d':>11}" for w in split))
     for topology in args.topologies:
         s1, edges, dim = single[topology]
-        r1, _ = results[1][topology]
-        r2, floats = results[2][topology]
-        print(f"{topology:<12} {edges:>6} {dim:>7} {s1:>9.3f}s {r1:>7.3f}s {r2:>7.3f}s {s1 / r2:>7.2f}x "
-              f"{floats:>23.0f} {edges * dim:>11} {floats / (edges * dim):>7.3f}")
-
+        line = f"{topology:<12} {edges:>6} {dim:>7} {s1:>9.3f}s " + " ".join(
+            f"{results[w][topology][0]:>7.3f}s" for w in args.worlds)
+        for w in split:
+            seconds, floats = results[w][topology]
+            line += f" {s1 / seconds:>10.2f}x {floats:>18.0f} {floats / (edges * dim):>11.3f}"
+        print(line)
 
 if __name__ == "__main__":
     main()
