@@ -295,10 +295,13 @@ def mean_drift(algo, topology, rounds=10, **cfg):
     the communication, relative to the mean's move in the local phase (z^t: the models after the local phase)."""
     eng, _ = build({**LOGISTIC, "algo": algo, "n": M, "K": 3, "lr": 0.05, "rho": 0.05, "batch_size": B, "seed": 0,
                     "topology": topology, **cfg})
-    apply = eng.algo.comm.apply
-    zbar = []
-    eng.algo.comm.apply = lambda state, cstate, ctx: zbar.append(state["x"].double().mean(0)) or apply(state, cstate,
-                                                                                                         ctx)
+    apply, zbar = eng.algo.comm.apply, []
+
+    def recording(state, cstate, ctx):
+        zbar.append(state["x"].double().mean(0))
+        apply(state, cstate, ctx)
+
+    eng.algo.comm.apply = recording
     worst = 0.0
     for _ in range(rounds):
         xbar = eng.x_bar().double()
