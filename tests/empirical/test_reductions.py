@@ -54,9 +54,13 @@ def engine(data, algo, W=None, K=3, lr=0.05, **kw):
 
 
 def run(eng, rounds=ROUNDS):
-    plans = []
-    original = eng.plan
-    eng.plan = lambda t: plans.append(original(t)) or plans[-1]
+    original, plans = eng.plan, []
+
+    def plan(t):  # remember each round's minibatches and learning rate
+        plans.append(original(t))
+        return plans[-1]
+
+    eng.plan = plan
     for _ in range(rounds):
         eng.round()
     return plans

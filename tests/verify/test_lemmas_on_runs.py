@@ -58,10 +58,15 @@ def admm_run(topology, rounds=60, seed=0, **topo):
     new dual ghat^t, and sum_k (gamma_k / gamma) g_bar_k^t from the stochastic gradients the engine drew."""
     eng, _ = build({**LOGISTIC, "algo": "dfedadmm", "n": M, "K": K, "lr": ETA, "lam": LAM, "batch_size": B,
                     "seed": seed, "topology": topology, **topo})
-    oracle = eng.algo.local.transforms[0]
-    drawn = []
-    original = oracle.direction
-    oracle.direction = lambda d, ctx: drawn.append(original(d, ctx).double()) or drawn[-1].to(ctx.x.dtype)
+    oracle = eng.algo.local.transforms[0]  # the gradient oracle: g_{i,k}^t, one call per local step
+    original, drawn = oracle.direction, []
+
+    def recording(d, ctx):
+        g = original(d, ctx)
+        drawn.append(g.double())
+        return g
+
+    oracle.direction = recording
     weights = [(ETA / LAM) * (1 - ETA / LAM) ** (K - 1 - k) / GAMMA for k in range(K)]
     rows = []
     for _ in range(rounds):
@@ -168,10 +173,17 @@ def sgpsm_run(eta, rounds=40, seed=0):
     eng, ev = build({**LOGISTIC, "algo": "dfedsgpsm", "n": M, "K": PS_K, "lr": eta, "momentum": ALPHA, "rho": RHO,
                      "batch_size": B, "seed": seed, **PUSH})
     rule = eng.algo.local
-    steps = []
-    direction, round_end = rule.direction, rule.round_end
-    rule.direction = lambda d, ctx: steps.append(ctx.x.double().clone()) or direction(d, ctx)
-    rule.round_end = lambda ctx: steps.append(ctx.x.double().clone()) or round_end(ctx)
+    direction, round_end, steps = rule.direction, rule.round_end, []
+
+    def step(d, ctx):  # called at x_{i,k}, k = 0..K-1
+        steps.append(ctx.x.double().clone())
+        return direction(d, ctx)
+
+    def end(ctx):  # called at x_{i,K}
+        steps.append(ctx.x.double().clone())
+        round_end(ctx)
+
+    rule.direction, rule.round_end = step, end
     rows = []
     for _ in range(rounds):
         z = eng.client_models().double()
