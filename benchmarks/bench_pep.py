@@ -1,6 +1,7 @@
 """Benchmark: PEP solve time for DFedAvg and how the SDP grows with m, K, T (explicit W and spectral class), and
 the trade-off of imposing sigma_g at the averages only or at every queried point; then every other algorithm at the
-target size (DFedADMM(-SAM), DFedCata A/B, push-sum) as a ratio to DFedAvg there, and pep_table()'s total time.
+target size (DFedADMM(-SAM), DFedCata A/B, push-sum; push-sum and DFedAvg also over the spectral class and on a
+random sequence, one matrix per round) as a ratio to DFedAvg there, and pep_table()'s total time.
 
     python benchmarks/bench_pep.py [--quick] [--algorithms]
 
@@ -61,6 +62,8 @@ def main() -> None:
 
 
 #: every algorithm at the target size m = 3, K = 2 (K = 1 for sgp / dpsgd), T = 5, explicit mixing
+#: (algorithm, settings, mixing: None = W(0.5), or P_DIRECTED for push-sum; "class": [-0.5, 0.5]; "random": a new
+#: random draw per round, table.random_sequence seed 1)
 ALGORITHM_RUNS = [
     ("dfedavg", dict(K=2, eta=0.05)),
     ("dfedsam-unnormalized", dict(K=2, eta=0.05, rho=0.05)),
@@ -70,23 +73,34 @@ ALGORITHM_RUNS = [
     ("dfedcata-b", dict(K=2, eta=0.05, lam_pen=1.0, beta=0.3)),
     ("dfedsgpm", dict(K=2, eta=0.02, alpha=0.5)),
     ("sgp", dict(K=1, eta=0.1)),
+    ("dfedavg", dict(K=2, eta=0.05), "class"),
+    ("dfedsgpm", dict(K=2, eta=0.02, alpha=0.5), "class"),
+    ("dfedavg", dict(K=2, eta=0.05), "random"),
+    ("dfedsgpm", dict(K=2, eta=0.02, alpha=0.5), "random"),
 ]
 
 
 def algorithms() -> None:
     from dfltheory.pep import pep_table
-    from dfltheory.pep.table import P_DIRECTED
+    from dfltheory.pep.table import P_DIRECTED, random_sequence
 
     timed(2, 1, 2)  # imports and the first cvxpy compilation
     print(f"{'algorithm':<26} {'gram':>5} {'constr':>7} {'seconds':>8} {'x dfedavg':>9}  value")
     base = None
-    for algorithm, kw in ALGORITHM_RUNS:
-        mix = dict(W=P_DIRECTED) if algorithm in ("dfedsgpm", "sgp") else dict(W=W_lam(3, 0.5))
+    for algorithm, kw, *kind in ALGORITHM_RUNS:
+        push = algorithm in ("dfedsgpm", "sgp")
+        if not kind:
+            mix = dict(W=P_DIRECTED) if push else dict(W=W_lam(3, 0.5))
+        elif kind[0] == "class":
+            mix = dict(spectral=(-0.5, 0.5))
+        else:
+            mix = dict(W=random_sequence(3, 4, 1, symmetric=not push))
         t0 = time.perf_counter()
         r = worst_case(algorithm, 3, T=5, sigma_g=1.0, B=2.0, **kw, **mix)
         sec = time.perf_counter() - t0
         base = base or sec
-        print(f"{algorithm:<26} {r.size.gram:>5} {r.size.constraints:>7} {sec:>8.2f} {sec / base:>9.2f}  {r.value:.6g}",
+        label = algorithm + (f" ({kind[0]})" if kind else "")
+        print(f"{label:<26} {r.size.gram:>5} {r.size.constraints:>7} {sec:>8.2f} {sec / base:>9.2f}  {r.value:.6g}",
               flush=True)
     t0 = time.perf_counter()
     rows = pep_table()

@@ -18,13 +18,24 @@ from dfltheory.pep.compare import compare
 from dfltheory.pep.problem import PEPSolveError, worst_case
 from dfltheory.pep.sweep import W_lambda
 
-__all__ = ["INSTANCES", "P_DIRECTED", "pep_table"]
+__all__ = ["INSTANCES", "P_DIRECTED", "pep_table", "random_sequence"]
 
 #: A column-stochastic, non-symmetric P on 3 agents (1 -> 2, 2 -> 3, 3 -> all; self-loops): push-sum's instance.
 P_DIRECTED = np.array([[1 / 2, 0, 1 / 3], [1 / 2, 1 / 2, 1 / 3], [0, 1 / 2, 1 / 3]])
 
+
+def random_sequence(m: int, rounds: int, seed: int, symmetric: bool) -> np.ndarray:
+    """The papers' random topology (dfltheory.topology 'random', k = 1 neighbour per agent, a new draw each round):
+    an (rounds, m, m) stack of Metropolis W_t on the symmetrized draws (gossip) or push-sum P_t on the directed ones."""
+    from dfltheory.topology import build
+
+    topo = build("random", m, weights="metropolis" if symmetric else "push-sum", seed=seed, k=1,
+                 **({"direction": "undirected"} if symmetric else {}))
+    return np.stack([topo.matrix(t) for t in range(rounds)])
+
 _COMMON = dict(m=3, sigma_g=1.0, B=2.0)
-#: (algorithm, keyword arguments of worst_case, mixing label, lambda for the theorem)
+#: (algorithm, keyword arguments of worst_case, mixing label, lambda for the theorem: None takes it from the mixing,
+#: the largest over a sequence's rounds; push-sum's delta, C, q come from the mixing, see compare)
 INSTANCES = [
     ("dfedavg", dict(K=2, T=4, eta=0.05, W=W_lambda(3, 0.5)), "W(0.5)", 0.5),
     ("dfedavg", dict(K=2, T=4, eta=0.05, spectral=(-0.5, 0.5)), "class [-0.5, 0.5]", 0.5),
@@ -36,8 +47,14 @@ INSTANCES = [
      0.5),
     ("dfedcata-a", dict(K=2, T=4, eta=0.05, lam_pen=1.0, beta=0.3, W=W_lambda(3, 0.5)), "W(0.5)", 0.5),
     ("dfedcata-b", dict(K=2, T=4, eta=0.05, lam_pen=1.0, beta=0.3, W=W_lambda(3, 0.5)), "W(0.5)", 0.5),
+    ("dfedcata-a", dict(K=2, T=3, eta=0.05, lam_pen=1.0, beta=0.3, spectral=(-0.5, 0.5)), "class [-0.5, 0.5]", 0.5),
     ("dfedcata-b", dict(K=2, T=3, eta=0.05, lam_pen=1.0, beta=0.3, spectral=(-0.5, 0.5)), "class [-0.5, 0.5]", 0.5),
     ("dfedsgpm", dict(K=2, T=4, eta=0.02, alpha=0.5, W=P_DIRECTED), "directed P (push-sum)", None),
+    ("dfedsgpm", dict(K=2, T=4, eta=0.02, alpha=0.5, spectral=(-0.5, 0.5)), "class [-0.5, 0.5] (w = 1)", 0.5),
+    ("dfedsgpm", dict(K=2, T=4, eta=0.02, alpha=0.5, W=random_sequence(3, 3, 1, symmetric=False)),
+     "random directed P_t, seed 1 (a new draw each round)", None),
+    ("dfedavg", dict(K=2, T=4, eta=0.05, W=random_sequence(3, 3, 1, symmetric=True)),
+     "random symmetric W_t, seed 1 (a new draw each round)", None),
 ]
 
 

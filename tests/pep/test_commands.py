@@ -134,3 +134,53 @@ def test_pep_table_rows_are_json_safe():
     assert all(r["bound"] is None and r["status"].startswith("no bound") for r in rows[2:])  # K = 1, alpha = 0
     assert set(rows[0]) == {"algorithm", "instance", "quantity", "worst_case", "theorem", "bound", "ratio", "status",
                             "seconds"}
+
+
+#: every algorithm a theorem covers, with settings inside its theorem's conditions (docs/pep.md has T = 5 numbers)
+COVERED = [("dpsgd", ["--K", "1", "--eta", "0.1"], []),
+           ("dfedavg", ["--eta", "0.05"], []),
+           ("dfedavg-mgs", ["--eta", "0.05"], ["Q=2"]),
+           ("dfedadmm", ["--eta", "0.005"], ["lam_pen=0.01"]),
+           ("dfedadmm-sam-unnormalized", ["--eta", "0.005"], ["lam_pen=0.01", "rho=0.05"]),
+           ("dfedcata-a", ["--eta", "0.05"], ["lam_pen=1", "beta=0.3"]),
+           ("dfedcata-b", ["--eta", "0.05"], ["lam_pen=1", "beta=0.3"]),
+           ("dfedsgpm", ["--eta", "0.02"], ["alpha=0.5"]),
+           ("dfedsgpsm-unnormalized", ["--eta", "0.02"], ["alpha=0.5", "rho=0.05"])]
+
+
+@pytest.mark.parametrize("algorithm, options, settings", COVERED, ids=[c[0] for c in COVERED])
+def test_every_covered_algorithm_has_a_ratio_in_both_representations(capsys, algorithm, options, settings):
+    """Issue 14's "done when": a worst case and a bound / worst-case ratio in both mixing representations."""
+    ratios = {}
+    for mixing in (["--lambda", "0.5"], ["--lambda-range", "-0.5", "0.5"]):
+        argv = ["pep", algorithm, "--m", "2", "--K", "2", "--T", "3", *options, "--set", "sigma_g=1", "B=2", *settings,
+                *mixing, "--json"]
+        code, out, _ = run(capsys, *argv)
+        d = json.loads(out)
+        assert code == 0 and d["lam"] == 0.5 and d["ratio"] > 1 and not d["finding"], (mixing, d["reason"])
+        ratios[mixing[0]] = d
+    explicit, cls = ratios["--lambda"], ratios["--lambda-range"]
+    assert explicit["worst_case"] <= cls["worst_case"] * (1 + 1e-4)  # W(0.5) belongs to the class
+    assert cls["theorem"] == explicit["theorem"] and cls["bound"] >= explicit["bound"] * (1 - 1e-9)
+
+
+def test_push_sum_over_the_class_and_on_a_random_topology(capsys):
+    code, out, _ = run(capsys, "pep", "dfedsgpm", "--K", "2", "--T", "3", "--eta", "0.02", "--set", "alpha=0.5",
+                       "sigma_g=1", "B=2", "--lambda-range", "-0.5", "0.5")
+    assert code == 0 and "spectral class [-0.5, 0.5], lambda = 0.5" in out and "dfedsgpsm.thm1 at sigma_l = 0" in out
+    code, out, _ = run(capsys, "pep", "dfedsgpm", "--K", "2", "--T", "3", "--eta", "0.02", "--set", "alpha=0.5",
+                       "sigma_g=1", "B=2", "--topology", "random:k=1", "--n", "3", "--seed", "1", "--json")
+    d = json.loads(out)
+    assert code == 0 and "a new draw in each of 3 rounds" in d["mixing"] and d["ratio"] > 1
+    assert len(d["pep"]["settings"]["mixing_args"]["W"]) == 2  # T - 1 rounds gossip
+
+
+def test_matrix_sequence_file(capsys, tmp_path):
+    W = [0.2 * np.eye(3) + 0.8 / 3, 0.6 * np.eye(3) + 0.4 / 3]
+    path = tmp_path / "Ws.npy"
+    np.save(path, np.stack(W))
+    code, out, _ = run(capsys, "pep", "dfedavg", "--K", "2", "--T", "3", "--eta", "0.05", *SET, "--matrix", str(path))
+    assert code == 0 and "matrix sequence" in out and "lambda = 0.6 (the largest over the rounds' W_t)" in out
+    np.save(path, np.stack([W[0], np.array([[0.5, 0.5, 0], [0.2, 0.3, 0.5], [0.3, 0.2, 0.5]])]))
+    code, _, err = run(capsys, "pep", "dfedavg", "--T", "3", "--eta", "0.05", "--matrix", str(path))
+    assert code == 2 and "round 1: W is not symmetric" in err and len(err.strip().splitlines()) == 1
