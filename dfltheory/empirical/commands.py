@@ -5,6 +5,18 @@ from __future__ import annotations
 import argparse
 
 from dfltheory.empirical.algorithms import NAMES
+from dfltheory.empirical.recipes import DEFAULTS
+
+
+class _Help(argparse.ArgumentDefaultsHelpFormatter):
+    """Shows a default only where it is one: the options a recipe may set default to None and name their own."""
+
+    def _get_help_string(self, action):
+        return action.help if action.default is None else super()._get_help_string(action)
+
+
+def _d(key: str) -> str:
+    return f" (default: {DEFAULTS[key]}, or the recipe's)"
 
 
 def register(subparsers) -> None:
@@ -13,35 +25,46 @@ def register(subparsers) -> None:
         "train", help="train one algorithm on federated data (vectorized over clients)",
         description="Train a decentralized (or centralized baseline) FL algorithm; writes config.json, "
                     "metrics.jsonl, checkpoint.pt and summary.json to --out. See docs/empirical.md.",
-        formatter_class=argparse.ArgumentDefaultsHelpFormatter)
-    p.add_argument("--algo", required=True, choices=NAMES)
-    p.add_argument("--dataset", default="digits", help="digits, synthetic-quadratic, synthetic-logistic, "
-                   "synthetic-robust, synthetic-personal, mnist, fashion-mnist, cifar10, cifar100")
+        formatter_class=_Help)
+    p.add_argument("--recipe", default=None, help="a paper's experimental setting (dfedsam-cifar10, ...; 'list' "
+                   "shows them): its data set, model, topology, rounds, local epochs, batch size, lr and "
+                   "hyper-parameters; options given on the command line override it")
+    p.add_argument("--algo", default=None, choices=NAMES, help="the algorithm (required without --recipe)")
+    p.add_argument("--dataset", default=None, help="digits, synthetic-quadratic, synthetic-logistic, "
+                   "synthetic-robust, synthetic-personal, mnist, fashion-mnist, cifar10, cifar100" + _d("dataset"))
     p.add_argument("--data-params", default=None, help="the data set's options, e.g. dim=10,n_per_client=50,"
                    "heterogeneity=2.0 (true/false for flags; see docs/empirical-data-models.md)")
     p.add_argument("--data-seed", type=int, default=None, help="seed of the problem: the data, the partition, "
                    "the initial model and a random graph (default: --seed); runs differing in --seed alone then "
                    "differ only in the minibatches")
-    p.add_argument("--clients", "--n", dest="n", type=int, default=10, help="number of clients m (--n is an alias; "
-                   "under torchrun write --clients: torchrun's parser takes --n for an abbreviation of its options)")
-    p.add_argument("--partition", default="dirichlet", choices=("dirichlet", "pathological", "iid"))
-    p.add_argument("--alpha", type=float, default=0.3, help="Dirichlet concentration")
-    p.add_argument("--classes-per-client", type=int, default=2)
-    p.add_argument("--model", default=None, help="logreg, mlp, cnn, vgg11, resnet18, linear, split-linear (default "
-                   "per data set)")
-    p.add_argument("--topology", default="ring", help="mixing topology (dfltheory.topology names)")
-    p.add_argument("--weights", default="default", help="mixing weights (metropolis, uniform, ...; default: the "
-                   "topology's own rule)")
+    p.add_argument("--clients", "--n", dest="n", type=int, default=None, help="number of clients m (--n is an "
+                   "alias; under torchrun write --clients: torchrun's parser takes --n for an abbreviation of its "
+                   "options)" + _d("n"))
+    p.add_argument("--partition", default=None, choices=("dirichlet", "pathological", "iid"),
+                   help="client partition" + _d("partition"))
+    p.add_argument("--alpha", type=float, default=None, help="Dirichlet concentration" + _d("alpha"))
+    p.add_argument("--classes-per-client", type=int, default=None, help="pathological partition"
+                   + _d("classes_per_client"))
+    p.add_argument("--model", default=None, help="logreg, mlp, cnn, vgg11, resnet18, resnet18-imagenet, linear, "
+                   "split-linear (default per data set)")
+    p.add_argument("--topology", default=None, help="mixing topology (dfltheory.topology names)" + _d("topology"))
+    p.add_argument("--weights", default=None, help="mixing weights (metropolis, uniform, ...; default: the "
+                   "topology's own rule, or the recipe's)")
     p.add_argument("--topology-params", default=None, help="topology parameters, e.g. k=10 or p=0.1")
     p.add_argument("--sparse", default=None, action=argparse.BooleanOptionalAction,
                    help="multiply with W as a sparse (--sparse) or dense (--no-sparse) matrix; default: sparse "
                         "when at most 10%% of W's entries are non-zero")
-    p.add_argument("--rounds", type=int, default=100)
-    p.add_argument("--K", type=int, default=5, help="local steps per round")
-    p.add_argument("--lr", type=float, default=0.1)
-    p.add_argument("--lr-decay", type=float, default=1.0, help="lr multiplied by this after every round, in (0, 1] "
-                   "(0.998 in the papers)")
-    p.add_argument("--batch-size", type=int, default=32)
+    p.add_argument("--rounds", type=int, default=None, help="communication rounds" + _d("rounds"))
+    p.add_argument("--K", type=int, default=None, help="local steps per round (with --epochs: local epochs)" + _d("K"))
+    p.add_argument("--epochs", default=None, action=argparse.BooleanOptionalAction,
+                   help="--K (and --K-v) count local epochs over each client's shuffled data in batches of "
+                        "--batch-size, the last one partial (the papers' local work; ceil(n_i / b) steps per epoch "
+                        "for client i), instead of steps on batches drawn with replacement (default: steps, or the "
+                        "recipe's)")
+    p.add_argument("--lr", type=float, default=None, help="local learning rate" + _d("lr"))
+    p.add_argument("--lr-decay", type=float, default=None, help="lr multiplied by this after every round, in (0, 1] "
+                   "(0.998 in the papers)" + _d("lr_decay"))
+    p.add_argument("--batch-size", type=int, default=None, help="minibatch size" + _d("batch_size"))
     p.add_argument("--seed", type=int, default=0, help="seed of the batches (and of the partition, the model "
                    "and a random graph unless --data-seed is given), in [0, 2^32 - 1]")
     hp = p.add_argument_group("algorithm hyper-parameters (default: the papers' values)")
@@ -66,10 +89,10 @@ def register(subparsers) -> None:
     hp.add_argument("--mu", type=float, help="FedProx proximal coefficient")
     hp.add_argument("--participation", type=float, help="fraction of clients per round (centralized baselines)")
     hp.add_argument("--weighted", action="store_true", help="server average weighted by client sizes (centralized)")
-    hp.add_argument("--weight-decay", type=float, default=0.0)
+    hp.add_argument("--weight-decay", type=float, default=None, help="L2 weight decay" + _d("weight_decay"))
     hp.add_argument("--clip", type=float, help="clip each local direction to this norm")
     run = p.add_argument_group("run")
-    run.add_argument("--out", required=True, help="run directory")
+    run.add_argument("--out", default=None, help="run directory (required)")
     run.add_argument("--resume", action="store_true", help="continue the run in --out from its checkpoint")
     run.add_argument("--eval-every", type=int, default=1)
     run.add_argument("--checkpoint-every", type=int, default=10)
@@ -104,7 +127,16 @@ def _train(args) -> int:
     from dfltheory.empirical import distributed
     from dfltheory.empirical.runner import run
 
-    cfg = {k: v for k, v in vars(args).items() if k not in ("func", "command")}
+    from dfltheory.empirical import recipes
+
+    if args.recipe == "list":
+        print("\n".join(recipes.describe(name) for name in recipes.NAMES), end="")
+        return 0
+    cfg = recipes.resolve({k: v for k, v in vars(args).items() if k not in ("func", "command")})
+    if cfg["algo"] is None:
+        raise ValueError("give --algo ALGO or --recipe NAME (dfltheory train --recipe list shows the recipes)")
+    if cfg["out"] is None:
+        raise ValueError("give --out DIR, the run directory")
     cfg["data_params"] = parse_data_params(args.data_params)
     if args.nproc is not None and args.nproc < 1:
         raise ValueError(f"--nproc must be an integer >= 1, got {args.nproc}")
@@ -115,6 +147,6 @@ def _train(args) -> int:
     last = summary["last"] or {}
     shown = {k: last[k] for k in ("round", "train_loss", "grad_norm_sq", "consensus", "test_acc", "test_loss")
              if k in last}
-    print(f"{summary['status']}: {args.algo} {summary['rounds']} rounds in {summary['wall_seconds']:.1f}s; "
+    print(f"{summary['status']}: {cfg['algo']} {summary['rounds']} rounds in {summary['wall_seconds']:.1f}s; "
           + ", ".join(f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}" for k, v in shown.items()))
     return 0 if summary["status"] == "completed" else 3

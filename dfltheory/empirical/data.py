@@ -40,11 +40,11 @@ DATASETS = ("digits", "synthetic-quadratic", "synthetic-logistic", "synthetic-ro
 PARTITIONS = ("dirichlet", "pathological", "iid")
 TASKS = ("classification", "regression", "robust-regression")  # loss: models.loss_fn(task)
 _SPLIT_SEED = 0  # train/test splits and subsets are fixed; load(seed=...) varies the partition only
-_TORCHVISION = {  # name -> (torchvision class, number of classes)
-    "mnist": ("MNIST", 10),
-    "fashion-mnist": ("FashionMNIST", 10),
-    "cifar10": ("CIFAR10", 10),
-    "cifar100": ("CIFAR100", 100),
+_TORCHVISION = {  # name -> (torchvision class, number of classes, one image as torchvision stores it, train, test)
+    "mnist": ("MNIST", 10, (28, 28), 60_000, 10_000),
+    "fashion-mnist": ("FashionMNIST", 10, (28, 28), 60_000, 10_000),
+    "cifar10": ("CIFAR10", 10, (32, 32, 3), 50_000, 10_000),
+    "cifar100": ("CIFAR100", 100, (32, 32, 3), 50_000, 10_000),
 }
 
 
@@ -666,14 +666,36 @@ def _digits(test_fraction=0.25):
     return x[tr], d.target[tr].astype(np.int64), x[te], d.target[te].astype(np.int64), 10
 
 
-def _torchvision(name, root, download, train_size=None, test_size=None):
+def _fake(name, train_size=None, test_size=None):
+    """Stand-in images of data set ``name``'s shape, classes and (default) sizes, nothing read or downloaded: class k's
+    images are uint8 noise around a fixed random pattern of class k (learnable), labels uniform (seed fixed)."""
+    _, num_classes, shape, n_train, n_test = _TORCHVISION[name]
+    rng = np.random.default_rng(_SPLIT_SEED)
+    patterns = rng.standard_normal((num_classes, *shape), dtype=np.float32)
+    arrays = []
+    for size, default, label in ((train_size, n_train, "train"), (test_size, n_test, "test")):
+        if size is not None and not 1 <= size <= default:
+            raise ValueError(f"{label}_size must lie in [1, {default}], got {size!r}")
+        size = default if size is None else size
+        y = rng.integers(0, num_classes, size)
+        x = 127.5 + 48.0 * patterns[y] + 48.0 * rng.standard_normal((size, *shape), dtype=np.float32)
+        arrays += [np.clip(x, 0, 255).astype(np.uint8), y.astype(np.int64)]
+    return arrays
+
+
+def _torchvision(name, root, download, train_size=None, test_size=None, fake=False):
     """MNIST / Fashion-MNIST (1, 28, 28) and CIFAR-10/100 (3, 32, 32), read straight from the arrays.
 
     ``train_size`` / ``test_size`` keep fixed random subsets (seed 0, independent of ``load``'s ``seed``).
+    ``fake=True``: :func:`_fake` images of the same shapes instead of the files (tests, timings; no download).
     """
     import torchvision.datasets
 
-    cls_name, num_classes = _TORCHVISION[name]
+    cls_name, num_classes = _TORCHVISION[name][:2]
+    if fake:
+        arrays = _fake(name, train_size, test_size)
+        x_tr, x_te = (x[:, None] if x.ndim == 3 else x.transpose(0, 3, 1, 2) for x in arrays[::2])
+        return x_tr, arrays[1], x_te, arrays[3], num_classes
     root = Path(root) if root is not None else default_root()
     cls = getattr(torchvision.datasets, cls_name)
     arrays = []
@@ -715,7 +737,7 @@ _KW = {
     "synthetic-logistic": ("dim", "n_per_client", "n_test_per_client", "heterogeneity"),
     "synthetic-robust": ("dim", "n_per_client", "n_test_per_client", "heterogeneity", "noise"),
     "synthetic-personal": ("dim", "n_per_client", "n_test_per_client", "heterogeneity", "noise"),
-    **{name: ("train_size", "test_size") for name in _TORCHVISION},
+    **{name: ("train_size", "test_size", "fake") for name in _TORCHVISION},
 }
 
 
@@ -734,7 +756,8 @@ def load(name, n_clients, partition="dirichlet", alpha=0.3, classes_per_client=2
     from ``root`` (default :func:`default_root`) and fetched only with ``download=True``. Extra keywords per data
     set: digits ``test_fraction``; synthetics ``dim, n_per_client, n_test_per_client, heterogeneity`` (+ ``noise``
     for the quadratic, robust and personal ones, ``shared_design`` for the quadratic); torchvision ``train_size,
-    test_size`` (fixed random subsets).
+    test_size`` (fixed random subsets) and ``fake`` (stand-in images of the right shapes, nothing read: tests and
+    timings without the files).
     ``seed`` draws the partition (and the synthetic data); the train/test split of real data does not depend on it.
     """
     if name not in DATASETS:

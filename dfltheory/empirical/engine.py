@@ -11,6 +11,15 @@ aggregated models). A round t:
    DFedPGP runs K_v personal steps first (K_v + K steps in all);
 3. communication rule (gossip etc., a matrix product with W).
 
+``epochs=True`` runs the papers' local work instead of K sampled steps: K (and DFedPGP's K_v) local epochs, each a
+pass over the client's shuffled data in batches of b, the last one partial (the authors' code:
+``DataLoader(shuffle=True, batch_size=b)``, dfedcata.md §3.2; K = "local epochs" in every card's §8). Client i then
+takes K ceil(n_i / b) steps, a number that differs per client: every epoch has ``unit`` = max_i ceil(n_i / b) step
+slots, client i's batches fill its first ceil(n_i / b), and in the other slots the client's state (model, momentum,
+...) is left unchanged (:class:`EpochSampler`, :meth:`Engine.local_phase`). The plan encodes all of it in the
+indices: a padding entry is ``~j`` (negative) for a sample j of the client, so a slot with no entry >= 0 is masked,
+and a partial batch's loss is the mean over its entries >= 0 (``FlatModel`` weights).
+
 A partially shared model (DFedPGP) keeps ``shared``, the (d,) mask of the coordinates that push-sum mixes and
 de-biases; the others are each client's personal parameters.
 
@@ -40,11 +49,13 @@ class ClientSampler:
     equal client sizes). Sampling runs on CPU with the caller's generator.
     """
 
+    full_batches_need_equal_sizes = True
+
     def __init__(self, client_indices, batch_size: int | None):
         sizes = [len(ix) for ix in client_indices]
         if min(sizes) == 0:
             raise ValueError("a client has no training data; use a partition that gives every client samples")
-        if batch_size is None and len(set(sizes)) != 1:
+        if batch_size is None and self.full_batches_need_equal_sizes and len(set(sizes)) != 1:
             raise ValueError("full local batches need equal client sizes; pass a batch size")
         if batch_size is not None and batch_size < 1:
             raise ValueError(f"batch size must be >= 1, got {batch_size}")
@@ -63,6 +74,44 @@ class ClientSampler:
         return torch.gather(self.pools.unsqueeze(0).expand(K, -1, -1), 2, pos)
 
 
+class EpochSampler(ClientSampler):
+    """``epochs`` passes over each client's data per round, each in a fresh random order, in batches of b (the
+    last one partial): what ``DataLoader(shuffle=True, batch_size=b)`` gives the authors' code (module docstring).
+
+    Client i has ``steps[i]`` = ceil(n_i / b) batches per epoch; every epoch occupies ``unit`` = max_i steps[i] step
+    slots, so ``draw`` returns (epochs * unit, m, b) indices in which client i's slots j >= steps[i] of each epoch,
+    and the entries past n_i of its last batch, hold ``~pools[i, 0]`` (< 0: masked). ``batch_size=None``: one
+    batch of the whole local data set per epoch (unequal sizes allowed). A batch is min(b, max_i n_i) wide.
+    """
+
+    full_batches_need_equal_sizes = False
+
+    def __init__(self, client_indices, batch_size: int | None, epochs: int):
+        super().__init__(client_indices, batch_size)
+        if epochs < 1:
+            raise ValueError(f"local epochs per round must be >= 1, got {epochs}")
+        self.epochs = epochs
+        self.width = int(self.sizes.max()) if batch_size is None else min(batch_size, int(self.sizes.max()))
+        self.steps = (self.sizes + self.width - 1) // self.width  # ceil(n_i / b)
+        self.unit = int(self.steps.max())
+
+    def draw(self, K: int, generator: torch.Generator) -> torch.Tensor:
+        """Indices into the training set, shape (K, m, b) with K = epochs * unit; masked entries < 0."""
+        if K != self.epochs * self.unit:
+            raise ValueError(f"{self.epochs} local epochs of {self.unit} step slots are {self.epochs * self.unit} "
+                             f"slots, not {K}")
+        E, m, n = self.epochs, self.m, self.pools.shape[1]
+        past = torch.arange(n) >= self.sizes[:, None]  # (m, n) pool padding
+        u = torch.rand(E, m, n, generator=generator, dtype=torch.float64).masked_fill_(past, 2.0)
+        order = u.argsort(dim=-1)  # each epoch: a random permutation of 0..n_i-1, then the padding
+        length = self.unit * self.width
+        order = torch.nn.functional.pad(order, (0, length - n)) if length > n else order[..., :length]
+        idx = torch.gather(self.pools.expand(E, -1, -1), 2, order)
+        valid = torch.arange(length) < self.sizes[:, None]  # (m, length)
+        idx = torch.where(valid, idx, ~self.pools[:, :1])
+        return idx.view(E, m, self.unit, self.width).transpose(1, 2).reshape(E * self.unit, m, self.width)
+
+
 @dataclass
 class RoundPlan:
     idx: torch.Tensor  # (K, m, b) sample indices
@@ -76,7 +125,8 @@ class Engine:
 
     def __init__(self, model: FlatModel, data, algorithm: Algorithm, mixing: Mixing | None = None, *, K: int,
                  lr: float, lr_decay: float = 1.0, batch_size: int | None = 32, seed: int = 0, device="cpu",
-                 sequential: bool = False, x0: torch.Tensor | None = None, client_chunk: int | None = None):
+                 sequential: bool = False, x0: torch.Tensor | None = None, client_chunk: int | None = None,
+                 epochs: bool = False):
         self.device = torch.device(device)
         self.model, self.data, self.algo = model.to(self.device), data, algorithm
         x0 = model.initial() if x0 is None else x0
@@ -84,8 +134,15 @@ class Engine:
         self.m = len(data.client_indices)
         K = algorithm.K or K
         if K < 1:
-            raise ValueError(f"K (local steps per round) must be >= 1, got {K}")
-        self.K = K + algorithm.K_v
+            raise ValueError(f"K (local {'epochs' if epochs else 'steps'} per round) must be >= 1, got {K}")
+        self.epochs = bool(epochs)
+        if self.epochs:  # K (+ K_v) epochs of `unit` step slots each
+            self.sampler = EpochSampler(data.client_indices, batch_size, K + algorithm.K_v)
+            self.unit = self.sampler.unit
+        else:
+            self.sampler = ClientSampler(data.client_indices, batch_size)
+            self.unit = 1
+        self.K = (K + algorithm.K_v) * self.unit  # step slots per round
         if lr <= 0:
             raise ValueError(f"the learning rate must be > 0, got {lr}")
         self.lr, self.lr_decay, self.seed = lr, lr_decay, seed
@@ -99,7 +156,6 @@ class Engine:
         if sequential and not isinstance(algorithm.comm, nesterov_extrapolation):
             raise ValueError("the sequential (in-place) aggregation exists only for dfedcata")
         self.sequential, self.client_chunk = sequential, client_chunk
-        self.sampler = ClientSampler(data.client_indices, batch_size)
         self.x_train, self.y_train = self._cast(data.x_train, x0.dtype), self._cast(data.y_train, x0.dtype)
         self.generator = torch.Generator().manual_seed(seed)
         self.shared = None if algorithm.split is None else ~algorithm.split(model).to(self.device)
@@ -128,27 +184,64 @@ class Engine:
         return RoundPlan(idx, active, self.lr_at(t), self.K)
 
     def local_phase(self, state: dict, idx: torch.Tensor, lr: float) -> dict:
-        """K local steps of every row of ``state`` (vectorized); ``idx`` is (K, rows, b)."""
+        """K local steps of every row of ``state`` (vectorized); ``idx`` is (K, rows, b). With local epochs an
+        entry < 0 of ``idx`` is padding (module docstring): a row whose slot k has no entry >= 0 keeps its state
+        through that step, and a partial batch weighs its valid samples 1 / (their number)."""
         idx = idx.to(self.device)
-        ctx = StepContext(state=dict(state), anchor=state["x"], grad=None, lr=lr, K=self.K, shared=self.shared,
-                          decay=lr / self.lr)
+        valid = (idx >= 0) if self.epochs else None
+        K = self.K if valid is None else valid.any(-1).sum(0, keepdim=True).T.to(state["x"].dtype)  # (rows, 1)
+        ctx = StepContext(state=dict(state), anchor=state["x"], grad=None, lr=lr, K=K, shared=self.shared,
+                          decay=lr / self.lr, unit=self.unit)
         rule = self.algo.local
         rule.round_start(ctx)
         for k in range(self.K):
-            xb, yb = self.x_train[idx[k]], self.y_train[idx[k]]
-            ctx.k, ctx.grad = k, (lambda X, xb=xb, yb=yb: self.model.batched_grad(X, xb, yb, self.client_chunk))
-            d = rule.direction(None, ctx)
-            ctx.state["x"] = torch.add(ctx.x, d, alpha=-lr)  # x <- x - eta d, one fused pass
+            if valid is None:
+                xb, yb = self.x_train[idx[k]], self.y_train[idx[k]]
+                ctx.k, ctx.grad = k, (lambda X, xb=xb, yb=yb: self.model.batched_grad(X, xb, yb, self.client_chunk))
+                d = rule.direction(None, ctx)
+                ctx.state["x"] = torch.add(ctx.x, d, alpha=-lr)  # x <- x - eta d, one fused pass
+            else:
+                self._masked_step(ctx, k, idx[k], valid[k], lr)
         rule.round_end(ctx)
         return ctx.state
+
+    def _masked_step(self, ctx: StepContext, k: int, idx: torch.Tensor, valid: torch.Tensor, lr: float) -> None:
+        """Step slot k of local epochs: rows with a batch in this slot step, the others keep every state entry."""
+        on = valid.any(-1)  # (rows,)
+        if not bool(on.any()):
+            return
+        w = valid.to(ctx.x.dtype)
+        w = w / w.sum(-1, keepdim=True).clamp_min(1.0)
+        rows = torch.where(valid, idx, ~idx)
+        xb, yb = self.x_train[rows], self.y_train[rows]
+        ctx.k, ctx.grad = k, (lambda X: self.model.batched_grad(X, xb, yb, self.client_chunk, w))
+        before = dict(ctx.state)
+        d = self.algo.local.direction(None, ctx)
+        ctx.state["x"] = torch.add(ctx.x, d, alpha=-lr)
+        if not bool(on.all()):
+            keep = on[:, None]
+            for key, v in ctx.state.items():
+                if key in before and v is not before[key]:
+                    ctx.state[key] = torch.where(keep, v, before[key])
+
+    def last_batch(self, idx: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor | None]:
+        """Every client's last local minibatch of a plan ``idx`` (K, rows, b): its sample indices (rows, b) and
+        the loss weights (None when no entry is padding). DFedSGPSM-S's losses are taken on it."""
+        if not self.epochs:
+            return idx[-1], None
+        valid = idx >= 0
+        slot = (idx.shape[0] - 1) - valid.any(-1).flip(0).int().argmax(0)  # each row's last slot with a batch
+        last, ok = idx[slot, torch.arange(idx.shape[1])], valid[slot, torch.arange(idx.shape[1])]
+        w = ok.to(self.x_train.dtype)
+        return torch.where(ok, last, ~last), w / w.sum(-1, keepdim=True)
 
     def round(self) -> dict:
         """Run round ``self.t``; returns {'sent': models sent this round}."""
         plan = self.plan(self.t)
-        last = plan.idx[-1].to(self.device)  # the round's last minibatch: DFedSGPSM-S's losses
+        last, w = self.last_batch(plan.idx.to(self.device))  # the round's last minibatch: DFedSGPSM-S's losses
         ctx = CommContext(self.t, self.m, plan.active.to(self.device), self.mixing, self.algo.comm.draws,
                           shared=self.shared,
-                          losses=lambda X: self.model.batched_loss(X, self.x_train[last], self.y_train[last]))
+                          losses=lambda X: self.model.batched_loss(X, self.x_train[last], self.y_train[last], w))
         self.xbar_prev = self.x_bar().clone()  # x_bar^t, kept for the auxiliary sequences after the round
         if self.sequential:
             self._sequential_round(plan, ctx)
@@ -197,10 +290,19 @@ class Engine:
         """Each client's model: x, de-biased under push-sum (DFedPGP: (u / mu, v))."""
         return self.algo.client_models(self.state, self.shared)
 
+    @property
+    def local_steps(self) -> torch.Tensor:
+        """(m,) local steps per round of each client: K, or with local epochs K ceil(n_i / b)."""
+        if not self.epochs:
+            return torch.full((self.m,), self.K)
+        return self.sampler.steps * (self.K // self.unit)
+
     def aux_points(self) -> dict[str, torch.Tensor]:
+        """The algorithm's auxiliary points; with local epochs K is the mean of the clients' step counts."""
         if self.algo.aux is None:
             return {}
-        return self.algo.aux(self.x_bar(), self.xbar_prev, self.cstate, self.lr_at(max(self.t - 1, 0)), self.K)
+        K = self.K if not self.epochs else float(self.local_steps.double().mean())
+        return self.algo.aux(self.x_bar(), self.xbar_prev, self.cstate, self.lr_at(max(self.t - 1, 0)), K)
 
     def state_dict(self) -> dict:
         return {"t": self.t, "sent": self.sent, "state": self.state, "cstate": self.cstate,

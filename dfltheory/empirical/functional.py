@@ -4,8 +4,14 @@ All client state in the engine is a tensor of shape ``(m, d)``: row i is client 
 model is called through ``torch.func.functional_call`` on views of one row, so ``vmap`` over the rows gives all
 clients' forward passes, and ``vmap(grad(...))`` all clients' stochastic gradients, in one call.
 
-The module is put in eval mode: the engine's models are expected to have no dropout and no batch-norm
-statistics (the papers replace batch-norm by group-norm); buffers are shared by all clients and never updated.
+The module is put in eval mode: the engine's models have no dropout, and a module with BatchNorm is refused (its
+running statistics would be buffers updated in place in training mode, or frozen at their initial values in eval
+mode; the papers and the DFedCata authors' code replace every BatchNorm by GroupNorm, dfedcata.md §8); other buffers
+are shared by all clients and never updated.
+
+``weights`` (optional, shape (m, b)) turns a client's minibatch loss into sum_j w_j loss_j: with w_j = 1/n_valid on
+the valid samples and 0 on padding, a padded batch gives exactly the mean loss of its valid samples (the last,
+partial batch of an epoch), since no model here mixes the samples of a batch (GroupNorm normalises each sample).
 """
 
 from __future__ import annotations
@@ -24,6 +30,12 @@ class FlatModel:
     """``module`` seen as ``x -> module(x; params)`` with ``params`` one flat vector of length ``dim``."""
 
     def __init__(self, module: nn.Module, loss: Loss):
+        norms = sorted({type(mod).__name__ for mod in module.modules()
+                        if isinstance(mod, nn.modules.batchnorm._BatchNorm)})
+        if norms:
+            raise ValueError(f"the model has {', '.join(norms)} layers, whose running statistics the vmapped engine "
+                             "does not keep per client; use GroupNorm (as the papers' ResNet-18 and every model of "
+                             "dfltheory.empirical.models do)")
         self.module = module.eval()
         params = dict(module.named_parameters())
         if not params:
@@ -53,17 +65,30 @@ class FlatModel:
     def loss_at(self, flat: torch.Tensor, inputs: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
         return self.loss(self.forward(flat, inputs), targets)
 
+    def weighted_loss_at(self, flat: torch.Tensor, inputs: torch.Tensor, targets: torch.Tensor,
+                         weights: torch.Tensor) -> torch.Tensor:
+        """sum_j w_j loss(sample j): the per-sample losses are the mean loss on one-sample batches."""
+        out = self.forward(flat, inputs)
+        per = vmap(lambda o, y: self.loss(o.unsqueeze(0), y.unsqueeze(0)))(out, targets)
+        return (per * weights).sum()
+
     def batched_grad(self, X: torch.Tensor, inputs: torch.Tensor, targets: torch.Tensor,
-                     chunk_size: int | None = None) -> torch.Tensor:
+                     chunk_size: int | None = None, weights: torch.Tensor | None = None) -> torch.Tensor:
         """Row i: grad of client i's minibatch loss at ``X[i]``; shapes (m, d), (m, b, ...), (m, b).
 
         ``chunk_size`` vmaps over that many clients at a time (bounds activation memory, e.g. VGG-11 on a GPU).
+        ``weights`` (m, b): the weighted loss (module docstring), for padded batches.
         """
-        return vmap(grad(self.loss_at), chunk_size=chunk_size)(X, inputs, targets)
+        if weights is None:
+            return vmap(grad(self.loss_at), chunk_size=chunk_size)(X, inputs, targets)
+        return vmap(grad(self.weighted_loss_at), chunk_size=chunk_size)(X, inputs, targets, weights)
 
-    def batched_loss(self, X: torch.Tensor, inputs: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
+    def batched_loss(self, X: torch.Tensor, inputs: torch.Tensor, targets: torch.Tensor,
+                     weights: torch.Tensor | None = None) -> torch.Tensor:
         """Row i: client i's minibatch loss at ``X[i]``; shapes (m, d), (m, b, ...), (m, b) -> (m,)."""
-        return vmap(self.loss_at)(X, inputs, targets)
+        if weights is None:
+            return vmap(self.loss_at)(X, inputs, targets)
+        return vmap(self.weighted_loss_at)(X, inputs, targets, weights)
 
     def last_linear(self) -> str:
         """Name of the last ``nn.Linear`` submodule: the classifier head, DFedPGP's personal part (seed 003 L187)."""

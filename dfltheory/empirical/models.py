@@ -17,6 +17,12 @@ the same in VGG-11), and no model has dropout or buffers.
   layers ``shared`` (u) and ``personal`` (v), the last one, so DFedPGP keeps v personal (``synthetic-personal``).
 * ``resnet18``: CIFAR ResNet-18 (3x3 stem, no stem pool, BasicBlocks [2, 2, 2, 2]) with GroupNorm
   (dfedadmm.md §8, dfedsam.md §8, dfedpgp.md §8).
+* ``resnet18-imagenet``: ResNet-18 as the DFedCata authors' code builds it (models.py ``ResNet18``:
+  torchvision's ``resnet18``, ImageNet stem conv 7x7 stride 2 + maxpool 3x3 stride 2, every BatchNorm replaced by
+  GroupNorm(2, C), FC 512 -> classes; dfedcata.md §8), from scratch: the code starts CIFAR-100 runs from ImageNet
+  weights (``pretrained=True``), which are not shipped here.
+
+The DFedCata code's ``LeNet`` is ``cnn`` (the same layers on 32x32x3 inputs; both flatten 64x5x5).
 """
 
 from __future__ import annotations
@@ -27,7 +33,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-MODELS = ("linear", "split-linear", "logreg", "mlp", "cnn", "vgg11", "resnet18")
+MODELS = ("linear", "split-linear", "logreg", "mlp", "cnn", "vgg11", "resnet18", "resnet18-imagenet")
 _VGG11 = (64, "M", 128, "M", 256, 256, "M", 512, 512, "M", 512, 512, "M")
 
 
@@ -102,12 +108,20 @@ class _BasicBlock(nn.Module):
 
 
 class ResNet18(nn.Module):
-    """CIFAR ResNet-18 (He et al. 2016) with GroupNorm(groups, C) in place of every BatchNorm."""
+    """ResNet-18 (He et al. 2016) with GroupNorm(groups, C) in place of every BatchNorm. ``stem='cifar'``: conv 3x3
+    stride 1, no pool; ``stem='imagenet'``: conv 7x7 stride 2 padding 3, then maxpool 3x3 stride 2 padding 1
+    (torchvision's ``resnet18``, the DFedCata code's model)."""
 
-    def __init__(self, input_shape, num_classes, groups=2):
+    def __init__(self, input_shape, num_classes, groups=2, stem="cifar"):
         super().__init__()
         c = _image_shape("resnet18", input_shape)[0]
-        self.stem = nn.Sequential(nn.Conv2d(c, 64, 3, 1, 1, bias=False), nn.GroupNorm(groups, 64), nn.ReLU())
+        if stem == "cifar":
+            self.stem = nn.Sequential(nn.Conv2d(c, 64, 3, 1, 1, bias=False), nn.GroupNorm(groups, 64), nn.ReLU())
+        elif stem == "imagenet":
+            self.stem = nn.Sequential(nn.Conv2d(c, 64, 7, 2, 3, bias=False), nn.GroupNorm(groups, 64), nn.ReLU(),
+                                      nn.MaxPool2d(3, 2, 1))
+        else:
+            raise ValueError(f"unknown ResNet-18 stem {stem!r}; valid stems: cifar, imagenet")
         blocks, c_in = [], 64
         for c_out, stride in ((64, 1), (128, 2), (256, 2), (512, 2)):
             blocks += [_BasicBlock(c_in, c_out, stride, groups), _BasicBlock(c_out, c_out, 1, groups)]
@@ -131,7 +145,7 @@ def make_model(name, input_shape, num_classes, hidden=200, groups=2) -> nn.Modul
     input_shape = tuple(int(s) for s in input_shape)
     if int(num_classes) != num_classes or num_classes < 1:
         raise ValueError(f"num_classes must be a positive integer, got {num_classes!r}")
-    if name in ("vgg11", "resnet18") and (int(groups) != groups or groups < 1 or 64 % groups):
+    if name in ("vgg11", "resnet18", "resnet18-imagenet") and (int(groups) != groups or groups < 1 or 64 % groups):
         raise ValueError(f"groups must be a positive divisor of 64 for GroupNorm, got {groups!r}")
     d = math.prod(input_shape)
     if name == "linear":
@@ -151,7 +165,7 @@ def make_model(name, input_shape, num_classes, hidden=200, groups=2) -> nn.Modul
         return _cnn(input_shape, num_classes)
     if name == "vgg11":
         return _vgg11(input_shape, num_classes, groups)
-    return ResNet18(input_shape, num_classes, groups)
+    return ResNet18(input_shape, num_classes, groups, stem="imagenet" if name == "resnet18-imagenet" else "cifar")
 
 
 def _cross_entropy(logits, y):

@@ -31,10 +31,11 @@ class StepContext:
     anchor: torch.Tensor  # round-start models x^t (the centre of proximal / ADMM terms)
     grad: Callable[[torch.Tensor], torch.Tensor]  # X -> stacked minibatch gradients at X (this step's batch)
     lr: float
-    K: int
+    K: int | torch.Tensor  # local steps this round; with local epochs each client's own count, shape (a, 1)
     k: int = 0
     shared: torch.Tensor | None = None  # (d,) bool: the coordinates push-sum mixes (DFedPGP's u); None: all
     decay: float = 1.0  # lr_decay^t, for rules with a learning rate of their own (DFedPGP's eta_v)
+    unit: int = 1  # step slots per local unit: 1 (K counts steps) or the slots of one local epoch
 
     @property
     def x(self) -> torch.Tensor:
@@ -234,6 +235,8 @@ class alternating(Transform):
     Steps k < K_v move the personal part only, v <- v - eta_v grad_v F_i(z_i^{t,0}, v) (u frozen);
     the other K_u steps the shared part only, u <- u - eta_u grad_u F_i(u / mu, v^{t+1}).
     ``ctx.shared`` marks u; eta_v = ``lr_v`` decayed like eta_u (default eta_v = eta_u, seed 003 L189 states none).
+    With local epochs K_v and K_u count epochs (seed 003 L189: 1 on v, 5 on u): the first K_v epochs' step slots
+    (``ctx.unit`` slots per epoch) move v.
     """
 
     name = "alternating"
@@ -246,7 +249,7 @@ class alternating(Transform):
         self.K_v, self.lr_v = K_v, lr_v
 
     def direction(self, d, ctx):
-        if ctx.k < self.K_v:
+        if ctx.k < self.K_v * ctx.unit:
             scale = 1.0 if self.lr_v is None else self.lr_v * ctx.decay / ctx.lr
             return torch.where(ctx.shared, 0.0, d * scale)
         return torch.where(ctx.shared, d, 0.0)

@@ -135,6 +135,15 @@ def admm_step_warning(algo, lr: float, lr_decay: float, K: int, rounds: int) -> 
     return None
 
 
+def with_recipe(cfg: dict) -> dict:
+    """``cfg`` with its recipe's options filled in where it gives none (unchanged without ``recipe``)."""
+    if not cfg.get("recipe"):
+        return cfg
+    from dfltheory.empirical.recipes import resolve
+
+    return resolve(cfg)
+
+
 def data_seed(cfg: dict) -> int:
     """The seed of the problem: the data, the partition, the initial model and a random graph (``data_seed``,
     default ``seed``). ``seed`` draws the minibatches, so runs that differ in ``seed`` alone sample the expectation
@@ -144,10 +153,12 @@ def data_seed(cfg: dict) -> int:
 
 def build(cfg: dict) -> tuple[Engine, Evaluator]:
     """Engine and evaluator for a config dict (keys as the ``train`` command's options; ``data_params``: the data
-    set's keyword options, ``data_seed``: :func:`data_seed`)."""
+    set's keyword options, ``data_seed``: :func:`data_seed`; ``recipe``: a paper's setting,
+    :func:`dfltheory.empirical.recipes.resolve`)."""
     from dfltheory.empirical import data as D
     from dfltheory.empirical import models as M
 
+    cfg = with_recipe(cfg)
     check_options(cfg)
     device = check_device(cfg.get("device", "cpu"))
     try:
@@ -182,7 +193,8 @@ def build(cfg: dict) -> tuple[Engine, Evaluator]:
         mixing = Mixing(topo, sparse=cfg.get("sparse"), device=device)
     engine = Engine(model, data, algo, mixing, K=cfg.get("K", 5), lr=cfg.get("lr", 0.1),
                     lr_decay=cfg.get("lr_decay", 1.0), batch_size=cfg.get("batch_size", 32), seed=cfg.get("seed", 0),
-                    device=device, sequential=cfg.get("sequential", False), client_chunk=cfg.get("client_chunk"))
+                    device=device, sequential=cfg.get("sequential", False), client_chunk=cfg.get("client_chunk"),
+                    epochs=bool(cfg.get("epochs")))
     return engine, Evaluator(model, data, device)
 
 
@@ -330,6 +342,7 @@ def run(cfg: dict, resume: bool = False, wrap=None) -> dict:
     engine before training (rank 0 of a distributed run: :mod:`dfltheory.empirical.distributed`)."""
     from dfltheory.cli import output_dir
 
+    cfg = with_recipe(cfg)
     check_options(cfg)
     new = not Path(cfg["out"]).exists()
     out = output_dir(cfg["out"], "--out")  # before the data are loaded

@@ -7,6 +7,7 @@ from torch import nn
 from torch.func import functional_call, grad, stack_module_state, vmap
 
 from dfltheory.empirical.models import MODELS, loss_fn, make_model
+from dfltheory.testing import official
 
 CASES = [  # (model, input shape, number of classes, stacked copies, batch)
     ("linear", (7,), 1, 3, 4),
@@ -59,13 +60,14 @@ def test_no_batchnorm_and_groupnorm_where_normalised(name):
     assert not any(isinstance(m, nn.modules.batchnorm._BatchNorm) for m in modules)
     assert not any(isinstance(m, nn.Dropout) for m in modules)
     n_gn = sum(isinstance(m, nn.GroupNorm) for m in modules)
-    assert (n_gn > 0) == (name in ("vgg11", "resnet18"))
+    assert (n_gn > 0) == (name in ("vgg11", "resnet18", "resnet18-imagenet"))
 
 
 @pytest.mark.parametrize("name,shape,k,count", [
     ("cnn", (3, 32, 32), 10, 797_962),  # conv 64-64 (5x5) + FC 384-192-10, the papers' CIFAR-10 CNN
     ("mlp", (1, 28, 28), 10, 199_210),  # mnist_2NN: 784-200-200-10
     ("resnet18", (3, 32, 32), 10, 11_173_962),  # CIFAR ResNet-18 (GroupNorm has BatchNorm's affine parameters)
+    ("resnet18-imagenet", (3, 32, 32), 100, 11_227_812),  # torchvision's resnet18, GroupNorm, FC 512-100
     ("logreg", (64,), 10, 650),
 ])
 def test_parameter_counts_match_the_papers_architectures(name, shape, k, count):
@@ -74,8 +76,30 @@ def test_parameter_counts_match_the_papers_architectures(name, shape, k, count):
 
 def test_small_images_fit_every_image_model():
     x = torch.randn(2, 1, 8, 8)
-    for name in ("logreg", "mlp", "cnn", "vgg11", "resnet18"):
+    for name in ("logreg", "mlp", "cnn", "vgg11", "resnet18", "resnet18-imagenet"):
         assert make_model(name, (1, 8, 8), 10)(x).shape == (2, 10)
+
+
+@pytest.mark.skipif(not official.available(), reason=f"the authors' code is not at {official.OFFICIAL}")
+@pytest.mark.parametrize("ours,theirs,classes", [("resnet18-imagenet", "ResNet18", 100), ("cnn", "LeNet", 10)])
+def test_models_compute_what_the_dfedcata_authors_models_compute(ours, theirs, classes, monkeypatch):
+    """Their models.client_model (imported, not copied), our parameters copied in order: the same outputs. Their
+    ResNet18 loads ImageNet weights (``pretrained=True``); here torchvision builds it without any."""
+    import torchvision
+
+    plain = torchvision.models.resnet18
+    monkeypatch.setattr(torchvision.models, "resnet18", lambda pretrained=False, **kw: plain(weights=None, **kw))
+    with official.official_modules() as code:
+        reference = code.models.client_model(theirs)
+    torch.manual_seed(0)
+    model = make_model(ours, (3, 32, 32), classes)
+    shapes = [p.shape for p in model.parameters()]
+    assert shapes == [p.shape for p in reference.parameters()]
+    assert not any(isinstance(m, nn.modules.batchnorm._BatchNorm) for m in reference.modules())
+    torch.nn.utils.vector_to_parameters(torch.nn.utils.parameters_to_vector(model.parameters()),
+                                        reference.parameters())
+    x = torch.randn(3, 3, 32, 32, generator=torch.Generator().manual_seed(1))
+    torch.testing.assert_close(model(x), reference(x), rtol=0, atol=1e-5)
 
 
 def test_linear_model_has_no_bias():
