@@ -16,9 +16,10 @@ pass over the client's shuffled data in batches of b, the last one partial (the 
 ``DataLoader(shuffle=True, batch_size=b)``, dfedcata.md §3.2; K = "local epochs" in every card's §8). Client i then
 takes K ceil(n_i / b) steps, a number that differs per client: every epoch has ``unit`` = max_i ceil(n_i / b) step
 slots, client i's batches fill its first ceil(n_i / b), and in the other slots the client's state (model, momentum,
-...) is left unchanged (:class:`EpochSampler`, :meth:`Engine.local_phase`). The plan encodes all of it in the
-indices: a padding entry is ``~j`` (negative) for a sample j of the client, so a slot with no entry >= 0 is masked,
-and a partial batch's loss is the mean over its entries >= 0 (``FlatModel`` weights).
+...) is left unchanged and not computed: a slot's step runs, vmapped, on the rows that have a batch in it
+(:class:`EpochSampler`, :meth:`Engine.local_phase`). The plan encodes all of it in the indices: a padding entry is
+``~j`` (negative) for a sample j of the client, so a slot with no entry >= 0 is masked, and a partial batch's loss
+is the mean over its entries >= 0 (``FlatModel`` weights).
 
 A partially shared model (DFedPGP) keeps ``shared``, the (d,) mask of the coordinates that push-sum mixes and
 de-biases; the others are each client's personal parameters.
@@ -206,23 +207,30 @@ class Engine:
         return ctx.state
 
     def _masked_step(self, ctx: StepContext, k: int, idx: torch.Tensor, valid: torch.Tensor, lr: float) -> None:
-        """Step slot k of local epochs: rows with a batch in this slot step, the others keep every state entry."""
+        """Step slot k of local epochs: the rows with a batch in this slot step (only they are computed), the
+        others keep every state entry."""
         on = valid.any(-1)  # (rows,)
         if not bool(on.any()):
             return
+        sub = on.nonzero().squeeze(1) if not bool(on.all()) else None
+        if sub is not None:  # the step on the sub-batch of rows that have a batch in this slot
+            step = StepContext(state={key: v[sub] for key, v in ctx.state.items()}, anchor=ctx.anchor[sub],
+                               grad=None, lr=lr, K=ctx.K[sub], shared=self.shared, decay=ctx.decay, unit=self.unit)
+            idx, valid = idx[sub], valid[sub]
+        else:
+            step = ctx
         w = valid.to(ctx.x.dtype)
         w = w / w.sum(-1, keepdim=True).clamp_min(1.0)
         rows = torch.where(valid, idx, ~idx)
         xb, yb = self.x_train[rows], self.y_train[rows]
-        ctx.k, ctx.grad = k, (lambda X: self.model.batched_grad(X, xb, yb, self.client_chunk, w))
-        before = dict(ctx.state)
-        d = self.algo.local.direction(None, ctx)
-        ctx.state["x"] = torch.add(ctx.x, d, alpha=-lr)
-        if not bool(on.all()):
-            keep = on[:, None]
-            for key, v in ctx.state.items():
-                if key in before and v is not before[key]:
-                    ctx.state[key] = torch.where(keep, v, before[key])
+        step.k, step.grad = k, (lambda X: self.model.batched_grad(X, xb, yb, self.client_chunk, w))
+        before = dict(step.state)
+        d = self.algo.local.direction(None, step)
+        step.state["x"] = torch.add(step.x, d, alpha=-lr)
+        if sub is not None:
+            for key, v in step.state.items():
+                if v is not before.get(key):
+                    ctx.state[key] = ctx.state[key].index_copy(0, sub, v)
 
     def last_batch(self, idx: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor | None]:
         """Every client's last local minibatch of a plan ``idx`` (K, rows, b): its sample indices (rows, b) and

@@ -331,3 +331,18 @@ def test_download_flag_reaches_torchvision_and_failure_names_root(tmp_path, monk
     with pytest.raises(RuntimeError, match=f"could not download cifar100 into root directory '{tmp_path}'"):
         D.load("cifar100", 4, root=tmp_path, download=True)
     assert calls and "cifar-100" in calls[0]
+
+
+@pytest.mark.parametrize("name,shape,classes", [("mnist", (1, 28, 28), 10), ("cifar100", (3, 32, 32), 100)])
+def test_fake_images_have_the_data_sets_shapes_and_read_nothing(tmp_path, name, shape, classes):
+    a = D.load(name, 4, root=tmp_path / "none", fake=True, train_size=300, test_size=40, seed=0)
+    b = D.load(name, 4, root=tmp_path / "none", fake=True, train_size=300, test_size=40, seed=1)
+    assert a.input_shape == shape and a.num_classes == classes and len(a.y_train) == 300 and len(a.y_test) == 40
+    assert not (tmp_path / "none").exists()
+    assert torch.equal(a.x_train, b.x_train) and a.client_sizes.tolist() != b.client_sizes.tolist()  # seed: split only
+    assert abs(float(a.x_train.mean())) < 1e-3 and float(a.x_train.std()) == pytest.approx(1.0, abs=1e-3)
+    # each class has its own pattern: the class means differ by more than the noise of a mean
+    means = torch.stack([a.x_train[a.y_train == k].mean(0) for k in a.y_train.unique()[:2]])
+    assert float((means[0] - means[1]).abs().mean()) > 0.3
+    with pytest.raises(ValueError, match=r"train_size must lie in \[1, "):
+        D.load(name, 4, fake=True, train_size=10**6)
