@@ -11,6 +11,9 @@ Public API::
     worst_case("dfedadmm", 3, 2, 5, 0.005, W=W, sigma_g=1, B=2, lam_pen=0.01)  # average of ||grad f(w^t)||^2
     worst_case("dfedcata-b", 3, 2, 4, 0.05, W=W, sigma_g=1, lam_pen=1, beta=0.3)  # at p^t of Lemma 6
     worst_case("dfedsgpm", 3, 2, 4, 0.02, W=P, sigma_g=1, B=2, alpha=0.5)  # push-sum, P column-stochastic
+    worst_case("dfedsgpm", 3, 2, 4, 0.02, spectral=(-0.5, 0.5), sigma_g=1, B=2, alpha=0.5)  # symmetric W: w = 1
+    worst_case("dfedavg", 3, 2, 4, 0.05, W=[W0, W1, W2])   # time-varying: round t mixes with W_t
+    compare(r)         # lambda (push-sum: delta, C, q) taken from the PEP's mixing
     r.diagnostics["interpolation"]["interpolable"]  # the worst-case example checked independently
     pep_table()        # JSON-safe rows: worst case against each theorem's bound, every algorithm (~30 s)
 

@@ -33,9 +33,10 @@ Which theorem covers which PEP algorithm:
   class [lo, hi] (symmetric doubly stochastic W, on which push-sum keeps w = 1): delta = 1, q = lambda =
   max(|lo|, |hi|), C = sqrt(m - 1), the same optimum for the whole class: row i of W^t - 11^T/m is
   (e_i - 1/m)^T (W^t - 11^T/m), whose 2-norm is at most lambda^t sqrt((m - 1)/m) and 1-norm sqrt(m) times that, so
-  e(t) <= sqrt(m - 1) lambda^t for every W of the class (equality for m = 2), and no q < lambda bounds every W. Push-sum commutes with translations (x_i^t -> x_i^t + w_i^t a when x^0 -> x^0 + a and every f_i
-  is shifted by a), so the worst case does not depend on ||x^0||^2 while the bound grows with it: the bound at
-  x0_sq_mean = 0 is the one to beat. ``dfedsgpsm-unnormalized``: the same at the radius rho B >= ||rho g|| (the proof
+  e(t) <= sqrt(m - 1) lambda^t for every W of the class (equality for m = 2), and no q < lambda bounds every W.
+  Push-sum commutes with translations (x_i^t -> x_i^t + w_i^t a when x^0 -> x^0 + a and every f_i is shifted by a),
+  so the worst case does not depend on ||x^0||^2 while the bound grows with it: the bound at x0_sq_mean = 0 is the one
+  to beat. ``dfedsgpsm-unnormalized``: the same at the radius rho B >= ||rho g|| (the proof
   uses only the ascent's length, through L^2 rho^2). All bound (1/T) sum_t ||grad f(x_bar^t)||^2 at the numerators'
   mean.
 """

@@ -1,7 +1,8 @@
 """One table of worst case against bound for every algorithm a theorem covers (issue 14 §4, the report's section).
 
 :func:`pep_table` solves a fixed set of small instances (m = 3 agents, K = 2 local steps unless the algorithm
-fixes K, T = 3 or 4 rounds, L = Delta = 1, sigma_g = 1, B = 2) in both mixing representations where they apply, and
+fixes K, T = 3 or 4 rounds, L = Delta = 1, sigma_g = 1, B = 2) in both mixing representations (a class row for every
+family: DFedAvg, DFedADMM, DFedCata A and B, DFedSGPM) and on the papers' random topology (a new draw each round), and
 returns one JSON-safe row per (instance, reading of the theorem). Step sizes satisfy each theorem's conditions
 (dfedadmm.thm1 needs eta <= 1/(96 K L) and eta <= lam_pen <= K eta). About 25-35 s on 2 shared cores
 (benchmarks/bench_pep.py times it).
