@@ -88,6 +88,17 @@ def _load_sequence(path):
     return np.asarray(A, dtype=float)
 
 
+def _rounds(args) -> int:
+    """Rounds to draw from a time-varying topology: T, or the largest T of a --sweep T=..."""
+    name, _, text = (args.sweep or "").partition("=")
+    if name == "T":
+        try:
+            return max([args.T] + [int(float(v)) for v in text.split(",") if v.strip()])
+        except ValueError:
+            pass  # _sweep reports the bad list
+    return max(args.T, 1)
+
+
 def _mixing(args):
     """(W or None, spectral or None, m, lam, description) from the mixing options; W may be an (S, m, m) sequence."""
     import numpy as np
@@ -122,7 +133,7 @@ def _mixing(args):
         name, params = parse_spec(args.topology)
         topo = build(name, n, weights=args.weights, seed=args.seed, **params)
         if topo.time_varying:  # one draw per round: W_t of round t = 0..T-1 (the PEP uses the first T - 1)
-            W = np.stack([topo.matrix(t) for t in range(max(args.T, 1))])
+            W = np.stack([topo.matrix(t) for t in range(_rounds(args))])
             source = f"topology {args.topology} (n = {n}, seed {args.seed}, a new draw in each of {W.shape[0]} rounds)"
         else:
             W = topo.matrix()
@@ -166,7 +177,8 @@ def run(args) -> int:
         raise ValueError("--figure draws a --sweep: add --sweep lambda=... or --sweep T=...")
     W, spectral, m, lam, source = _mixing(args)
     if args.sweep:
-        return _sweep(args, kw, W, spectral, m, lam, source)
+        # a sequence's lambda depends on the rounds used: compare takes it from each PEP's mixing
+        return _sweep(args, kw, W, spectral, m, None if getattr(W, "ndim", 2) == 3 else lam, source)
     try:
         result = worst_case(args.algorithm, m, args.K, args.T, args.eta, W=W, spectral=spectral, gap=args.gap,
                             heterogeneity_at=args.heterogeneity_at, **kw)

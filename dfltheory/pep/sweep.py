@@ -30,7 +30,8 @@ def sweep(name: str, values, algorithm: str, m: int, K: int, T: int, eta: float,
     """One row per value of ``name`` ('lambda' or 'T'): the value, the worst case, the bound, the ratio, seconds.
 
     Along 'lambda' the mixing is W_lambda(m, value), or the class [-value, value] with ``cls``; along 'T' it is
-    ``W`` or ``spectral`` (with ``lam`` their lambda for the bound)."""
+    ``W`` (a matrix or a sequence, one per round) or ``spectral``, with ``lam`` their lambda for the bound (None:
+    taken from each PEP's mixing, e.g. the largest over a sequence's rounds used)."""
     if name not in SWEEPABLE:
         raise ValueError(f"--sweep {name!r}: one of {SWEEPABLE} can be swept")
     rows = []

@@ -184,3 +184,12 @@ def test_matrix_sequence_file(capsys, tmp_path):
     np.save(path, np.stack([W[0], np.array([[0.5, 0.5, 0], [0.2, 0.3, 0.5], [0.3, 0.2, 0.5]])]))
     code, _, err = run(capsys, "pep", "dfedavg", "--T", "3", "--eta", "0.05", "--matrix", str(path))
     assert code == 2 and "round 1: W is not symmetric" in err and len(err.strip().splitlines()) == 1
+
+
+def test_sweep_T_on_a_random_topology_draws_enough_rounds(capsys):
+    code, out, _ = run(capsys, "pep", "dfedavg", "--K", "1", "--T", "2", "--eta", "0.1", *SET, "--topology",
+                       "random:k=1,direction=undirected", "--weights", "metropolis", "--n", "3", "--sweep", "T=2,4",
+                       "--json")
+    rows = json.loads(out)["rows"]
+    assert code == 0 and [r["value"] for r in rows] == [2.0, 4.0] and rows[1]["worst_case"] < rows[0]["worst_case"]
+    assert all(r["ratio"] > 1 for r in rows)
