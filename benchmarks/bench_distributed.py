@@ -6,7 +6,8 @@ sends, one model per edge, and what a full gather of every neighbour's model wou
     .venv/bin/python benchmarks/bench_distributed.py [--algo dfedavg] [--m 40] [--rounds 5] [--topologies ring ...]
                                                      [--worlds 1 2]
 
-The timed rounds are measured between barriers, without measurements (no gather on rank 0).
+Seconds per round: the fastest of the timed rounds, each between barriers, without measurements (no gather on rank
+0).
 """
 
 from __future__ import annotations
@@ -31,13 +32,17 @@ def config(args, topology):
 
 
 def timed(step, rounds, barrier=lambda: None):
+    """The fastest of ``rounds`` rounds after a warm-up round, each between barriers (on a shared machine the least
+    disturbed round; with several ranks the slowest rank's time of that round, as the barrier waits for it)."""
     step()  # warm-up
-    barrier()
-    start = time.perf_counter()
+    times = []
     for _ in range(rounds):
+        barrier()
+        start = time.perf_counter()
         step()
-    barrier()
-    return (time.perf_counter() - start) / rounds
+        barrier()
+        times.append(time.perf_counter() - start)
+    return min(times)
 
 
 def ranks(rank, world, port, args, path):

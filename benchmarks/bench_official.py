@@ -16,8 +16,12 @@ Same problem, same number of SGD steps (K per client and round, batch b), ring t
 Cases: ``mlp-20`` / ``mlp-100`` (digits, MLP 64-128-10, b = 16), ``lenet-20`` (the code's LeNet on CIFAR-shaped
 fake data 3x32x32, b = 16), and with ``--device cuda`` ``resnet18-100`` (CIFAR-10-shaped fake data, the engine's
 ResNet-18 with GroupNorm for both sides, m = 100, b = 32, client chunk 25), which says so and stops where no CUDA
-device exists. ``--breakdown`` splits the engine's round (plan, gradients, the rest of the local steps, gossip) for
-dfedavg, dfedsam (SAM's second pass) and dfedcata; ``--profile`` prints torch.profiler's top operators.
+device exists. Every time is the fastest of ``--rounds`` rounds after a warm-up round (the machine is shared: the
+least disturbed round), each ratio between times of the same run. ``--breakdown`` splits the engine's round (mean
+seconds in plan, gradients, the rest of the local steps, the communication rule) for dfedavg, dfedsam (SAM's second
+pass) and dfedcata; ``--profile`` prints torch.profiler's top operators; ``--proposals`` times the engine changes that
+docs/benchmarks.md proposes, patched in here (the code mode's one-row gradient by plain autograd, a per-client autograd
+loop for convolutional models on CPU, the local step under ``torch.compile`` for the MLP).
 
     .venv/bin/python benchmarks/bench_official.py [--cases mlp-20 mlp-100 lenet-20] [--rounds 3] [--breakdown]
     .venv/bin/python benchmarks/bench_official.py --device cuda
@@ -95,13 +99,16 @@ def sync(device):
 
 
 def timed(step, rounds, device):
-    step()  # warm-up
-    sync(device)
-    start = time.perf_counter()
+    """The fastest of ``rounds`` rounds after one warm-up round: on a shared machine the least disturbed one."""
+    step()
+    times = []
     for _ in range(rounds):
+        sync(device)
+        start = time.perf_counter()
         step()
-    sync(device)
-    return (time.perf_counter() - start) / rounds
+        sync(device)
+        times.append(time.perf_counter() - start)
+    return min(times)
 
 
 def engine(case: Case, data, device, algo="dfedcata", sequential=False) -> Engine:
@@ -113,7 +120,7 @@ def engine(case: Case, data, device, algo="dfedcata", sequential=False) -> Engin
 
 
 def authors(case: Case, data, device, rounds) -> float | None:
-    """Their seconds per round (the mean of their own clock over ``rounds`` rounds after one warm-up round)."""
+    """Their seconds per round: the fastest of ``rounds`` rounds after one warm-up round, by their own clock."""
     if not official.available():
         return None
     loader = official.sampled_loader(torch.Generator().manual_seed(0))
@@ -127,7 +134,7 @@ def authors(case: Case, data, device, rounds) -> float | None:
                                        K=case.K, batch_size=case.batch, lr=LR, device=device, **HP)
         with contextlib.redirect_stdout(None):  # one line per round and client
             srv.train()
-    return float(srv.time[1:].mean())
+    return float(srv.time[1:].min())
 
 
 # ----- the compute ceiling -------------------------------------------------------------------------------------
@@ -222,6 +229,73 @@ def breakdown(eng: Engine, rounds: int) -> dict[str, float]:
     return out
 
 
+# ----- proposed engine changes, patched in here to measure them (docs/benchmarks.md) ----------------------------------
+def autograd_rows(eng: Engine, max_rows: int) -> Engine:
+    """Gradients of blocks of at most ``max_rows`` rows as one plain ``torch.autograd.grad`` per row (no functorch):
+    ``max_rows = 1`` for the code mode (its local phase is one row), ``m`` for a per-client loop over the block."""
+    model, vmapped = eng.model, eng.model.batched_grad
+
+    def grads(X, inputs, targets, chunk=None):
+        if X.shape[0] > max_rows:
+            return vmapped(X, inputs, targets, chunk)
+        out = []
+        for x, xb, yb in zip(X, inputs, targets):
+            x = x.detach().requires_grad_()
+            out.append(torch.autograd.grad(model.loss_at(x, xb, yb), x)[0])
+        return torch.stack(out)
+
+    model.batched_grad = grads
+    return eng
+
+
+def compiled_steps(eng: Engine) -> Engine:
+    """The local phase with each step (gradient oracle, the rule's transforms, the update) one ``torch.compile``d
+    function; the learning rate enters as a 0-d tensor so that its decay does not recompile every round."""
+    from dfltheory.empirical.rules import StepContext
+
+    rule = eng.algo.local
+
+    def step(state, anchor, xb, yb, lr):
+        ctx = StepContext(state=dict(state), anchor=anchor, grad=lambda X: eng.model.batched_grad(X, xb, yb),
+                          lr=1.0, K=eng.K, shared=eng.shared)
+        ctx.state["x"] = ctx.x - lr * rule.direction(None, ctx)
+        return ctx.state
+
+    cstep = torch.compile(step, dynamic=False)
+
+    def local_phase(state, idx, lr):
+        idx = idx.to(eng.device)
+        ctx = StepContext(state=dict(state), anchor=state["x"], grad=None, lr=lr, K=eng.K, shared=eng.shared)
+        rule.round_start(ctx)
+        lr_t = torch.tensor(lr, dtype=state["x"].dtype, device=eng.device)
+        for k in range(eng.K):
+            ctx.state = cstep(ctx.state, ctx.anchor, eng.x_train[idx[k]], eng.y_train[idx[k]], lr_t)
+        rule.round_end(ctx)
+        return ctx.state
+
+    eng.local_phase = local_phase
+    return eng
+
+
+def proposals(case: Case, data, device, rounds) -> dict[str, tuple[float, float]]:
+    """Seconds per round of the patched engines and their largest difference from the unpatched one after 2 rounds
+    (float32; the patches change no arithmetic, so any difference is summation order)."""
+    variants = {"code mode, one-row autograd": (True, lambda e: autograd_rows(e, 1)),
+                "engine, per-client autograd loop": (False, lambda e: autograd_rows(e, case.m))}
+    if case.model == "mlp":
+        variants["engine, compiled local step"] = (False, compiled_steps)
+    out = {}
+    for name, (sequential, patch) in variants.items():
+        plain, patched = engine(case, data, device, sequential=sequential), patch(engine(case, data, device,
+                                                                                         sequential=sequential))
+        for _ in range(2):
+            plain.round()
+            patched.round()  # the first call compiles
+        diff = float((plain.state["x"] - patched.state["x"]).abs().max())
+        out[name] = (timed(patched.round, rounds, device), diff)
+    return out
+
+
 def profile(eng: Engine, rounds: int, rows: int = 12) -> str:
     from torch.profiler import ProfilerActivity
     from torch.profiler import profile as prof
@@ -243,6 +317,7 @@ def main(argv=None):
     p.add_argument("--device", default="cpu")
     p.add_argument("--breakdown", action="store_true", help="split the engine's round (dfedavg, dfedsam, dfedcata)")
     p.add_argument("--profile", action="store_true", help="torch.profiler's top operators of the engine's round")
+    p.add_argument("--proposals", action="store_true", help="time the engine changes docs/benchmarks.md proposes")
     p.add_argument("--threads", type=int, default=1)
     args = p.parse_args(argv)
     device = torch.device(args.device)
@@ -267,17 +342,22 @@ def main(argv=None):
                                                          args.rounds, device)}
         ceil = {k: timed(f, args.rounds, device) for k, f in ceilings(case, eng, device).items()}
         rows.update(ceil)
+        diffs = {}
+        if args.proposals:
+            for k, (t, diff) in proposals(case, data, device, args.rounds).items():
+                rows[f"proposed: {k}"], diffs[f"proposed: {k}"] = t, diff
         ceiling = min(ceil.values())
         ours = rows["authors' code"]
         print(f"\n## {name}: {case.model}, m = {case.m}, K = {case.K}, batch {case.batch}, d = {eng.model.dim}, "
               f"{args.rounds} timed rounds; load average {os.getloadavg()[0]:.2f}")
-        print(f"{'method':<34} {'s/round':>9} {'authors / this':>15} {'this / ceiling':>15}")
+        print(f"{'method':<42} {'s/round':>9} {'authors / this':>15} {'this / ceiling':>15}")
         for k, t in rows.items():
             if t is None:
-                print(f"{k:<34} {'skipped: the authors code is absent':>41}")
+                print(f"{k:<42} {'skipped: the authors code is absent':>41}")
                 continue
             speed = f"{ours / t:.2f}x" if ours else "-"
-            print(f"{k:<34} {t:>9.4f} {speed:>15} {t / ceiling:>14.2f}x")
+            note = f"   (max diff from the engine as it is: {diffs[k]:.1e})" if k in diffs else ""
+            print(f"{k:<42} {t:>9.4f} {speed:>15} {t / ceiling:>14.2f}x{note}")
         if args.breakdown:
             print(f"\n{'engine round (s/round)':<22} " + " ".join(f"{k:>13}" for k in
                                                               ("plan", "gradients", "communication", "rest", "total")))
