@@ -358,7 +358,8 @@ def run(cfg: dict, resume: bool = False, wrap=None) -> dict:
         if new and not any(out.iterdir()):
             out.rmdir()  # leave no empty run directory behind a run that never started
         raise
-    note = admm_step_warning(engine.algo, cfg.get("lr", 0.1), cfg.get("lr_decay", 1.0), engine.K, cfg["rounds"])
+    note = admm_step_warning(engine.algo, cfg.get("lr", 0.1), cfg.get("lr_decay", 1.0), int(engine.local_steps.max()),
+                             cfg["rounds"])
     if note:
         print(f"dfltheory train: warning: {note}", file=sys.stderr)
     keep = {k: v for k, v in cfg.items() if k not in ("out", "resume", "func", "command")}

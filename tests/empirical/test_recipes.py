@@ -264,3 +264,10 @@ def test_unknown_recipe_is_a_clear_error_and_list_shows_them(tmp_path, capsys):
     assert all(name in shown for name in recipes.NAMES) and "--epochs --batch-size 128" in shown
     assert cli.main(["train", "--out", str(tmp_path / "s")]) == 2
     assert "give --algo ALGO or --recipe NAME" in capsys.readouterr().err
+
+
+def test_loss_selected_push_sum_with_epochs_stays_in_one_process(tmp_path, capsys):
+    argv = ["train", "--algo", "dfedsgpsm-s", "--topology", "neighbour-selection", "--epochs", "--nproc", "2",
+            "--out", str(tmp_path / "r")]
+    assert cli.main(argv) == 2
+    assert "dfedsgpsm-s with --epochs runs in one process only" in capsys.readouterr().err
