@@ -55,6 +55,9 @@ def register(subparsers) -> None:
                           "(push-sum on such a W keeps its weights at 1: the class applies to it too)")
     mix.add_argument("--lambda", dest="lam", type=float, metavar="LAM",
                      help="explicit W = LAM I + (1 - LAM) 11^T/m (every nonunit eigenvalue LAM)")
+    p.add_argument("--time-varying", action="store_true",
+                   help="with --lambda-range: every sequence of matrices of the class, a new W at each gossip step "
+                        "(the papers' random topologies); without it one W serves every step")
     p.add_argument("--n", type=int, default=None, help="agents of --topology (default --m)")
     p.add_argument("--weights", default="default", help="mixing-weight rule of --topology (default: its own)")
     p.add_argument("--seed", type=int, default=0, help="seed of a random topology (its draws of rounds 0..T-1)")
@@ -117,7 +120,8 @@ def _mixing(args):
         if args.n is not None or args.weights != "default":
             raise ValueError("--lambda-range gives a class of matrices: drop --n and --weights")
         lo, hi = args.lambda_range
-        return None, (lo, hi), args.m or 3, max(abs(lo), abs(hi)), f"spectral class [{lo:g}, {hi:g}]"
+        return None, (lo, hi), args.m or 3, max(abs(lo), abs(hi)), (
+            f"{'time-varying ' if args.time_varying else ''}spectral class [{lo:g}, {hi:g}]")
     if args.matrix:
         if args.n is not None or args.weights != "default":
             raise ValueError("--matrix FILE gives the whole mixing matrix: drop --n and --weights")
@@ -173,6 +177,11 @@ def run(args) -> int:
     from dfltheory.topology.commands import jsonable
 
     kw = _settings(args.set)
+    if args.time_varying:
+        if args.lambda_range is None:
+            raise ValueError("--time-varying applies to --lambda-range (a class); an explicit time-varying mixing is "
+                             "--topology NAME of a time-varying topology or --matrix FILE.npy of shape (S, m, m)")
+        kw["time_varying"] = True
     if args.figure and not args.sweep:
         raise ValueError("--figure draws a --sweep: add --sweep lambda=... or --sweep T=...")
     W, spectral, m, lam, source = _mixing(args)

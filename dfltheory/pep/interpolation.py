@@ -18,7 +18,7 @@ Each violation is relative to max(1, the magnitude of the terms). A candidate co
 (the interpolant of Theorem 3.10) and realize the PEP value on the algorithm's own iterates (the points are the
 algorithm's linear combinations by construction). For the spectral class, :func:`realize_mixing` also asks whether
 one W of the class, acting as W kron I, produces every consensus step of the example (a small SDP over W; with and
-without W >= 0): ``realizable_mixing``. The class's optimum is not unique, so a non-realizable example does not
+without W >= 0; for the time-varying class one W per step): ``realizable_mixing``. The class's optimum is not unique, so a non-realizable example does not
 prove a relaxation gap. What this does not verify: that the interpolant keeps f >= f* and sigma_g, B between the
 points (the PEP imposes them at the points only). Those remain the caveats of a finding (docs/pep.md).
 """
@@ -36,10 +36,11 @@ __all__ = ["TOL", "extract", "check"]
 TOL = 1e-5
 
 
-def extract(functions, averages, fstar, consensus=(), spectral=None) -> dict:
+def extract(functions, averages, fstar, consensus=(), spectral=None, varying=False) -> dict:
     """Numbers of the solved PEP: ``functions`` the PEPit functions f_1..f_m, ``averages`` the build's list of
     (metric point, [grad f_i], grad f, f) per round, ``fstar`` the f* leaf (None for gap='last'), ``consensus`` the
-    spectral class's (input deviations, output deviations) per step and ``spectral`` its (lo, hi)."""
+    spectral class's (input deviations, output deviations) per step, ``spectral`` its (lo, hi) and ``varying``
+    whether each step may have its own W (the time-varying class)."""
     per_function = []
     for f in functions:
         triples = list(f.list_of_points)
@@ -51,7 +52,8 @@ def extract(functions, averages, fstar, consensus=(), spectral=None) -> dict:
     out = {"functions": per_function, "metric": metric, "fstar": None if fstar is None else float(fstar.eval())}
     if consensus:
         out["consensus"] = {"X": np.array([[p.eval() for p in X] for X, _ in consensus]),
-                            "Y": np.array([[p.eval() for p in Y] for _, Y in consensus]), "range": spectral}
+                            "Y": np.array([[p.eval() for p in Y] for _, Y in consensus]), "range": spectral,
+                            "varying": bool(varying)}
     return out
 
 
@@ -116,8 +118,9 @@ def check(example: dict, *, L: float, Delta: float, value: float | None, metric:
         out["B"] = max(0.0, top - B ** 2) / max(1.0, B ** 2)
     if "consensus" in example:  # the spectral class: does one W of the class (W kron I) realize the steps?
         c = example["consensus"]
-        out["mixing"] = realize_mixing(c["X"], c["Y"], *c["range"])
-        out["mixing_nonnegative"] = realize_mixing(c["X"], c["Y"], *c["range"], nonnegative=True)
+        steps = [slice(s, s + 1) for s in range(len(c["X"]))] if c.get("varying") else [slice(None)]
+        for key, nonnegative in (("mixing", False), ("mixing_nonnegative", True)):  # time-varying: a W per step
+            out[key] = max(realize_mixing(c["X"][k], c["Y"][k], *c["range"], nonnegative=nonnegative) for k in steps)
     out["interpolable"] = all(v <= tol for k, v in out.items()
                               if k not in ("recomputed", "points", "mixing", "mixing_nonnegative"))
     out["realizable_mixing"] = out.get("mixing", 0.0) <= tol

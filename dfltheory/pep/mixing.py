@@ -18,6 +18,11 @@
   symmetric with spectrum in [lo, hi]), so the PEP value is an upper bound over the whole class; it is a
   relaxation because a symmetric operator of R^{m d} need not be of the form W kron I_d.
 
+The class may also be **time-varying** (``varying=True``): every sequence of matrices of the class, a new W at each
+gossip step (the papers' random topologies, whose draws share a spectral range). Then each step s keeps only its own
+condition, <Y_s - lo X_s, hi X_s - Y_s> >= 0 (the 1 x 1 case of the LMI; no symmetry across steps, which needs one
+W): necessary for every W_s of the class, so again an upper bound, now over every sequence.
+
 An explicit mixing may also be a **sequence** W_0, W_1, ... (an (S, m, m) stack or a list of matrices): round t
 mixes with W_t, as the papers' random topologies do (a fresh draw each round; DFedSGPSM's time-varying column-
 stochastic P(t), card dfedsgpsm §2). Every step is still a linear combination of the points, so the PEP stays exact
@@ -134,10 +139,12 @@ class ExplicitMixing(_Explicit):
 
 @dataclass(frozen=True)
 class SpectralClass:
-    """Every symmetric doubly stochastic W with nonunit eigenvalues in [lo, hi], -1 <= lo <= hi < 1."""
+    """Every symmetric doubly stochastic W with nonunit eigenvalues in [lo, hi], -1 <= lo <= hi < 1; with ``varying``
+    every sequence of such matrices, one per gossip step."""
 
     lo: float
     hi: float
+    varying: bool = False
 
     def __post_init__(self):
         lo, hi = float(self.lo), float(self.hi)
@@ -148,6 +155,7 @@ class SpectralClass:
                              "network, which never reaches consensus)")
         object.__setattr__(self, "lo", lo)
         object.__setattr__(self, "hi", hi)
+        object.__setattr__(self, "varying", bool(self.varying))
 
     @classmethod
     def from_lambda(cls, lam: float) -> "SpectralClass":
@@ -158,10 +166,13 @@ class SpectralClass:
         return max(abs(self.lo), abs(self.hi))
 
     def args(self) -> dict:
-        """worst_case's keyword for this mixing, JSON-safe."""
-        return {"spectral": [self.lo, self.hi]}
+        """worst_case's keywords for this mixing, JSON-safe."""
+        return {"spectral": [self.lo, self.hi], **({"time_varying": True} if self.varying else {})}
 
     def describe(self) -> str:
+        if self.varying:
+            return (f"time-varying spectral class: every sequence of symmetric doubly stochastic W_t with nonunit "
+                    f"eigenvalues in [{self.lo:g}, {self.hi:g}], one per gossip step")
         return (f"spectral class: every symmetric doubly stochastic W with nonunit eigenvalues in "
                 f"[{self.lo:g}, {self.hi:g}]")
 
@@ -199,18 +210,22 @@ class PushSumMixing(_Explicit):
         return f"column-stochastic P ({self.m} x {self.m}, push-sum)"
 
 
-def as_mixing(W=None, spectral=None):
+def as_mixing(W=None, spectral=None, time_varying: bool = False):
     """The mixing representation from exactly one of ``W`` (a matrix, a sequence of matrices, one per round, or
-    :class:`ExplicitMixing`) and ``spectral`` (a pair (lo, hi) or :class:`SpectralClass`)."""
+    :class:`ExplicitMixing`) and ``spectral`` (a pair (lo, hi) or :class:`SpectralClass`; ``time_varying``: every
+    sequence of matrices of the class)."""
     if (W is None) == (spectral is None):
         raise ValueError("give exactly one of W= (an explicit mixing matrix) and spectral=(lo, hi) "
                          "(the spectral class)")
     if W is not None:
+        if time_varying:
+            raise ValueError("time_varying applies to the spectral class; an explicit time-varying mixing is a "
+                             "sequence W=[W_0, W_1, ...]")
         return W if isinstance(W, (ExplicitMixing, PushSumMixing)) else ExplicitMixing(W)
     if isinstance(spectral, SpectralClass):
-        return spectral
+        return SpectralClass(spectral.lo, spectral.hi, True) if time_varying else spectral
     try:
         lo, hi = spectral
     except (TypeError, ValueError):
         raise ValueError(f"spectral must be a pair (lo, hi), got {spectral!r}") from None
-    return SpectralClass(lo, hi)
+    return SpectralClass(lo, hi, time_varying)

@@ -251,7 +251,8 @@ def _expected_seconds(gram: int, constraints: int) -> float:
 
 
 def estimate_size(algorithm: str, m: int, K: int, T: int, Q: int = 1, spectral: bool = False,
-                  heterogeneity_at: str = "averages", sigma_g: bool = False, B: bool = False) -> Size:
+                  heterogeneity_at: str = "averages", sigma_g: bool = False, B: bool = False,
+                  time_varying: bool = False) -> Size:
     """The SDP's size before building it (exact Gram order and constraint count; DFedCata's xi-weighted PEP over
     the class keeps its last consensus step, m - 1 more points per gossip step)."""
     s = ALGORITHMS[algorithm][0]
@@ -272,9 +273,11 @@ def estimate_size(algorithm: str, m: int, K: int, T: int, Q: int = 1, spectral: 
     if B:
         constraints += sum(per_function)
     S = mixed_rounds * Q
-    lmi = 1 if spectral and S and m > 1 else 0
+    lmi = 1 if spectral and S and m > 1 and not time_varying else 0
     if lmi:
         constraints += S * (S - 1) // 2
+    elif spectral and m > 1 and time_varying:
+        constraints += S  # one scalar condition per step
     return Size(gram, constraints, lmi, _expected_seconds(gram, constraints))
 
 
@@ -282,6 +285,7 @@ def worst_case(algorithm: str, m: int, K: int, T: int, eta: float, L: float = 1.
                W=None, spectral=None, sigma_g: float | None = None, B: float | None = None, rho: float = 0.0,
                Q: int = 1, gap: str = "fstar", heterogeneity_at: str = "averages", lam_pen: float | None = None,
                beta: float | None = None, alpha: float | None = None, xi_weight: float = 0.0,
+               time_varying: bool = False,
                solver: str = "CLARABEL",
                max_seconds: float = MAX_SECONDS, strict: bool = False) -> PEPResult:
     """Worst case of the quantity :data:`METRICS` names for ``algorithm`` (min_{t<T} ||grad f(x_bar^t)||^2, or the
@@ -295,7 +299,8 @@ def worst_case(algorithm: str, m: int, K: int, T: int, eta: float, L: float = 1.
     sequence ``W=[W_0, W_1, ...]`` (round t mixes with W_t; at least T - 1 matrices, the later ones unused: the
     last round's gossip does not reach the quantity) or ``spectral=(lo, hi)`` (every symmetric doubly stochastic W
     with nonunit eigenvalues in [lo, hi], a relaxation; for push-sum too, whose weights stay 1 on such a W, so that
-    it is gossip of the numerators). ``sigma_g`` / ``B`` None drop the assumption. A problem whose
+    it is gossip of the numerators); with ``time_varying`` every sequence of matrices of the class, one per gossip
+    step. ``sigma_g`` / ``B`` None drop the assumption. A problem whose
     Gram matrix exceeds :data:`MAX_GRAM` or whose expected time exceeds ``max_seconds`` is refused (ValueError)
     before it is built. A solve whose status is not in :data:`ACCEPTED_STATUSES` (only 'optimal' with ``strict``),
     or whose primal or dual residuals, proof reconstruction or duality gap exceed the tolerances, raises
@@ -307,7 +312,7 @@ def worst_case(algorithm: str, m: int, K: int, T: int, eta: float, L: float = 1.
                          ">= 0")
     if algorithm in PUSH_SUM and W is not None and not isinstance(W, PushSumMixing):
         W = PushSumMixing(W.matrices if isinstance(W, ExplicitMixing) else W)
-    mixing = as_mixing(W, spectral)
+    mixing = as_mixing(W, spectral, time_varying)
     if isinstance(mixing, (ExplicitMixing, PushSumMixing)):
         if mixing.m != m:
             raise ValueError(f"W is {mixing.m} x {mixing.m} but m = {m}; give an m x m matrix")
@@ -316,7 +321,7 @@ def worst_case(algorithm: str, m: int, K: int, T: int, eta: float, L: float = 1.
                              f"{T - 1} times; give at least T - 1 = {T - 1} matrices (one per round)")
         mixing = mixing.rounds(T - 1)  # the matrices the PEP uses (the last round's gossip is not simulated)
     size = estimate_size(algorithm, m, K, T, Q, isinstance(mixing, SpectralClass), heterogeneity_at,
-                         sigma_g is not None, B is not None)
+                         sigma_g is not None, B is not None, getattr(mixing, "varying", False))
     if size.gram > MAX_GRAM or size.expected_seconds > max_seconds:
         raise ValueError(f"PEP too large: Gram matrix {size.gram} x {size.gram}, {size.constraints} constraints, "
                          f"expected ~{size.expected_seconds:.0f} s (limits: Gram <= {MAX_GRAM}, {max_seconds:.0f} s); "
@@ -488,16 +493,21 @@ def _build(algorithm, m, K, T, eta, L, Delta, mixing, sigma_g, B, rho, Q, gap, h
         def inner(a, b):  # sum over agents of <a_i, b_i>: the inner product of the stacked vectors
             return _sum([ai * bi for ai, bi in zip(a, b)])
 
-        for s in range(S):
-            for r in range(s + 1, S):
-                problem.add_constraint(inner(consensus[s][0], consensus[r][1]) ==
-                                       inner(consensus[s][1], consensus[r][0]))
         U = [[yi - lo * xi for xi, yi in zip(X, Y)] for X, Y in consensus]  # Y - lo X
         V = [[hi * xi - yi for xi, yi in zip(X, Y)] for X, Y in consensus]  # hi X - Y
-        matrix = [[0.5 * (inner(U[s], V[r]) + inner(U[r], V[s])) for r in range(S)] for s in range(S)]
-        problem.add_psd_matrix(matrix)
+        if mixing.varying:  # a new W at each step: each step's own condition only
+            for s in range(S):
+                problem.add_constraint(inner(U[s], V[s]) >= 0)
+        else:
+            for s in range(S):
+                for r in range(s + 1, S):
+                    problem.add_constraint(inner(consensus[s][0], consensus[r][1]) ==
+                                           inner(consensus[s][1], consensus[r][0]))
+            matrix = [[0.5 * (inner(U[s], V[r]) + inner(U[r], V[s])) for r in range(S)] for s in range(S)]
+            problem.add_psd_matrix(matrix)
     return problem, (fs, averages, fstar, consensus,
-                     (mixing.lo, mixing.hi) if isinstance(mixing, SpectralClass) else None)
+                     (mixing.lo, mixing.hi) if isinstance(mixing, SpectralClass) else None,
+                     getattr(mixing, "varying", False))
 
 
 def _sum(exprs):

@@ -193,3 +193,13 @@ def test_sweep_T_on_a_random_topology_draws_enough_rounds(capsys):
     rows = json.loads(out)["rows"]
     assert code == 0 and [r["value"] for r in rows] == [2.0, 4.0] and rows[1]["worst_case"] < rows[0]["worst_case"]
     assert all(r["ratio"] > 1 for r in rows)
+
+
+def test_time_varying_class(capsys):
+    code, out, _ = run(capsys, "pep", "dfedsgpm", "--K", "2", "--T", "3", "--eta", "0.02", "--set", "alpha=0.5",
+                       "sigma_g=1", "B=2", "--lambda-range", "-0.5", "0.5", "--time-varying", "--json")
+    d = json.loads(out)
+    assert code == 0 and d["mixing"] == "time-varying spectral class [-0.5, 0.5]" and d["ratio"] > 1
+    assert d["pep"]["settings"]["mixing_args"]["time_varying"] is True
+    code, _, err = run(capsys, "pep", "dfedavg", "--T", "3", "--eta", "0.05", "--lambda", "0.5", "--time-varying")
+    assert code == 2 and "--time-varying applies to --lambda-range" in err

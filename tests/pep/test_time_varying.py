@@ -7,7 +7,7 @@ import pytest
 
 from dfltheory.pep import worst_case
 from dfltheory.pep.compare import compare, mixing_lambda, push_sum_constants
-from dfltheory.topology import build
+from dfltheory.pep.table import random_sequence
 from tests.pep.test_pushsum import P as P_DIRECTED
 from tests.pep.test_pushsum import simulate_push_sum
 from tests.pep.test_soundness import simulate
@@ -17,14 +17,6 @@ KW = dict(m=3, K=2, T=3, eta=0.2, sigma_g=1.0, B=2.0)
 
 def W_lam(m, lam):
     return lam * np.eye(m) + (1 - lam) * np.ones((m, m)) / m
-
-
-def random_sequence(rounds, seed, symmetric):
-    """The papers' random topology on 3 agents, one neighbour per agent and round: Metropolis weights on the
-    symmetrized draw (gossip) or push-sum weights on the directed draw."""
-    topo = build("random", 3, weights="metropolis" if symmetric else "push-sum", seed=seed, k=1,
-                 **({"direction": "undirected"} if symmetric else {}))
-    return np.stack([topo.matrix(t) for t in range(rounds)])
 
 
 @pytest.mark.parametrize("algorithm, W, extra", [("dfedavg", W_lam(3, 0.5), {}),
@@ -53,7 +45,7 @@ def test_round_t_uses_W_t():
 def test_gossip_run_on_a_random_sequence_stays_below(seed):
     rng = np.random.default_rng(seed)
     a, c, x0 = rng.uniform(0.2, 1.0, 3), rng.normal(size=(3, 2)), rng.normal(size=2) * 2
-    Ws = random_sequence(2, seed, symmetric=True)
+    Ws = random_sequence(3, 2, seed, symmetric=True)
     value, delta, sigma_g, B = simulate(a, c, x0, Ws, 2, 3, 0.2)
     r = worst_case("dfedavg", 3, 2, 3, 0.2, Delta=delta, W=Ws, sigma_g=sigma_g * (1 + 1e-9), B=B * (1 + 1e-9))
     assert 0.3 * r.value < value <= r.value * (1 + 1e-6), (value, r.value)
@@ -65,7 +57,7 @@ def test_push_sum_run_on_a_random_sequence_stays_below(seed):
     differ from the numerators."""
     rng = np.random.default_rng(seed)
     a, c, x0 = rng.uniform(0.2, 1.0, 3), rng.normal(size=(3, 2)), rng.normal(size=2) * 2
-    Ps = random_sequence(2, seed, symmetric=False)
+    Ps = random_sequence(3, 2, seed, symmetric=False)
     assert not np.allclose(Ps[0].sum(axis=1), 1)  # not doubly stochastic: push-sum proper
     value, delta, sigma_g, B = simulate_push_sum(a, c, x0, Ps, 2, 3, 0.3, 0.5)
     r = worst_case("dfedsgpm", 3, 2, 3, 0.3, Delta=delta, W=Ps, sigma_g=sigma_g * (1 + 1e-9), B=B * (1 + 1e-9),
@@ -96,3 +88,26 @@ def test_bad_sequences_are_refused(kwargs, match):
     kw = dict(algorithm="dfedavg", m=3, K=1, T=3, eta=0.1) | kwargs
     with pytest.raises(ValueError, match=match):
         worst_case(**kw)
+
+
+def test_time_varying_class_bounds_every_sequence_of_the_class():
+    """The time-varying class (a new W of the class at each step: each step's own condition only) lies above the
+    one-W class and above an explicit random sequence whose W_t are all in it; with one consensus step (T = 3) the
+    two classes are the same; its degenerate class [0.4, 0.4] is W(0.4) at every step."""
+    from dfltheory.pep import estimate_size
+
+    kw = dict(m=3, K=1, eta=0.2, sigma_g=1.0, B=2.0)
+    Ws = random_sequence(3, 3, 1, symmetric=True)  # lambda(W_t) = 2/3 each
+    explicit = worst_case("dfedavg", T=4, W=Ws, **kw).value
+    fixed = worst_case("dfedavg", T=4, spectral=(-2 / 3, 2 / 3), **kw).value
+    varying = worst_case("dfedavg", T=4, spectral=(-2 / 3, 2 / 3), time_varying=True, **kw)
+    assert explicit <= varying.value * (1 + 1e-5) and fixed <= varying.value * (1 + 1e-5), (explicit, fixed, varying)
+    assert varying.size.gram == estimate_size("dfedavg", 3, 1, 4, spectral=True, sigma_g=True, B=True,
+                                              time_varying=True).gram
+    assert varying.settings["mixing_args"] == {"spectral": [-2 / 3, 2 / 3], "time_varying": True}
+    one = [worst_case("dfedavg", T=3, spectral=(-0.5, 0.5), time_varying=tv, **kw).value for tv in (False, True)]
+    assert one[1] == pytest.approx(one[0], rel=1e-5)
+    degenerate = worst_case("dfedavg", T=4, spectral=(0.4, 0.4), time_varying=True, **kw).value
+    assert degenerate == pytest.approx(worst_case("dfedavg", T=4, W=W_lam(3, 0.4), **kw).value, rel=5e-4)
+    with pytest.raises(ValueError, match="time_varying applies to the spectral class"):
+        worst_case("dfedavg", T=4, W=Ws, time_varying=True, **kw)
