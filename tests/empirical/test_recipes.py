@@ -235,21 +235,22 @@ def test_options_given_override_the_recipe():
     assert recipes.resolve({"lr": None})["lr"] == recipes.DEFAULTS["lr"]  # no recipe: the command's defaults
 
 
-def test_recipe_from_the_command_line_with_overrides(tmp_path, capsys):
-    out = tmp_path / "run"
-    rc = cli.main(["train", "--recipe", "dfedsgpsm-mnist", "--clients", "11", "--rounds", "1", "--lr", "0.05",
-                   "--momentum", "0.5", "--data-params", "fake=true,train_size=110,test_size=22", "--out", str(out),
-                   "--no-progress", "--no-local-eval", "--threads", "1"])
-    assert rc == 0, capsys.readouterr().err
-    cfg = json.loads((out / "config.json").read_text())
+def test_recipe_from_the_command_line_with_overrides_and_resume(tmp_path, capsys):
+    def train(out, rounds, *extra):
+        return cli.main(["train", "--recipe", "dfedsgpsm-mnist", "--clients", "11", "--rounds", str(rounds), "--lr",
+                         "0.05", "--momentum", "0.5", "--data-params", "fake=true,train_size=110,test_size=22",
+                         "--out", str(tmp_path / out), "--no-progress", "--no-local-eval", "--threads", "1", *extra])
+
+    assert train("run", 1) == 0, capsys.readouterr().err
+    cfg = json.loads((tmp_path / "run" / "config.json").read_text())
     assert (cfg["recipe"], cfg["algo"], cfg["model"]) == ("dfedsgpsm-mnist", "dfedsgpsm", "mlp")
     assert (cfg["n"], cfg["lr"], cfg["momentum"], cfg["rounds"]) == (11, 0.05, 0.5, 1)  # given
     assert (cfg["rho"], cfg["batch_size"], cfg["epochs"], cfg["lr_decay"]) == (0.1, 128, True, 0.998)  # the recipe's
     assert cfg["topology"] == "random" and cfg["weights"] == "push-sum"
-    rc = cli.main(["train", "--recipe", "dfedsgpsm-mnist", "--clients", "11", "--rounds", "1", "--lr", "0.05",
-                   "--momentum", "0.5", "--data-params", "fake=true,train_size=110,test_size=22", "--out", str(out),
-                   "--no-progress", "--no-local-eval", "--threads", "1", "--resume"])
-    assert rc == 0  # the same options resolve to the same config
+    assert train("run", 2, "--resume") == 0  # the same options resolve to the same config; epochs resume exactly
+    assert train("straight", 2) == 0
+    lines = [(tmp_path / d / "metrics.jsonl").read_text() for d in ("run", "straight")]
+    assert lines[0] == lines[1] and len(lines[0].splitlines()) == 3
 
 
 def test_unknown_recipe_is_a_clear_error_and_list_shows_them(tmp_path, capsys):
