@@ -2,7 +2,8 @@
 
 :func:`pep_table` solves a fixed set of small instances (m = 3 agents, K = 2 local steps unless the algorithm
 fixes K, T = 3 or 4 rounds, L = Delta = 1, sigma_g = 1, B = 2) in both mixing representations (a class row for every
-family: DFedAvg, DFedADMM, DFedCata A and B, DFedSGPM) and on the papers' random topology (a new draw each round), and
+family: DFedAvg, DFedADMM, DFedCata A and B, DFedSGPM) and on the papers' random topology (a new draw each round, and
+the time-varying class that holds every draw), and
 returns one JSON-safe row per (instance, reading of the theorem). Step sizes satisfy each theorem's conditions
 (dfedadmm.thm1 needs eta <= 1/(96 K L) and eta <= lam_pen <= K eta). About 25-35 s on 2 shared cores
 (benchmarks/bench_pep.py times it).
@@ -56,6 +57,8 @@ INSTANCES = [
      "random directed P_t, seed 1 (a new draw each round)", None),
     ("dfedavg", dict(K=2, T=4, eta=0.05, W=random_sequence(3, 3, 1, symmetric=True)),
      "random symmetric W_t, seed 1 (a new draw each round)", None),
+    ("dfedavg", dict(K=2, T=4, eta=0.05, spectral=(-2 / 3, 2 / 3), time_varying=True),
+     "time-varying class [-2/3, 2/3] (every sequence, each draw above included)", None),
 ]
 
 
