@@ -45,15 +45,14 @@ def finetune(engine, steps: int, lr: float | None = None) -> torch.Tensor:
 def personal_accuracy(evaluator, X: torch.Tensor) -> float:
     """Mean over clients with test data of the accuracy of X[i] on client i's own test split (one vmapped forward
     over the padded splits); equals ``evaluator.personal_test(X)``."""
-    splits = evaluator.client_tests
-    sizes = torch.tensor([len(ix) for ix in splits], device=X.device)
+    from torch.nn.utils.rnn import pad_sequence
+
     if evaluator.task != "classification":
         raise ValueError("personal accuracy needs a classification data set")
-    width = int(sizes.max())
-    idx = torch.zeros(len(splits), width, dtype=torch.long, device=X.device)
-    for i, ix in enumerate(splits):  # index bookkeeping only; the models run batched below
-        idx[i, : len(ix)] = ix
-    mask = torch.arange(width, device=X.device)[None, :] < sizes[:, None]
+    splits = evaluator.client_tests
+    sizes = torch.tensor([len(ix) for ix in splits], device=X.device)
+    idx = pad_sequence(splits, batch_first=True)  # (m, longest split), padded with index 0 and masked
+    mask = torch.arange(idx.shape[1], device=X.device)[None, :] < sizes[:, None]
     out = torch.vmap(evaluator.model.forward)(X, evaluator.x_test[idx])  # (m, width, classes)
     correct = ((out.argmax(-1) == evaluator.y_test[idx]) & mask).sum(1).double()
     has = sizes > 0
