@@ -25,7 +25,7 @@ def register(subparsers) -> None:
     p.add_argument("--no-verify", action="store_true", help="skip the verification runs on exact problems")
     p.add_argument("--no-network", action="store_true", help="skip the digits network of each paper")
     p.add_argument("--size", choices=("quick", "default"), default="default", help="size of the verification runs")
-    p.add_argument("--no-pep", action="store_true", help="skip the worst cases by performance estimation (~20 s)")
+    p.add_argument("--no-pep", action="store_true", help="skip the worst cases by performance estimation (~30 s)")
     p.add_argument("--no-claims", action="store_true", help="skip the papers' experimental claims")
     p.add_argument("--claims-size", choices=("quick", "default"), default="default",
                    help="size of the claims' runs (default: 5 seeds, 40 rounds of digits per arm)")
