@@ -296,15 +296,18 @@ def proposals(case: Case, data, device, rounds) -> dict[str, tuple[float, float]
     return out
 
 
-def profile(eng: Engine, rounds: int, rows: int = 12) -> str:
+def profile(eng: Engine, rounds: int, rows: int = 16) -> str:
+    """torch.profiler's operators of ``rounds`` engine rounds by self CPU time, grouped by input shape (an (m, d)
+    shape is a pass over the whole client state)."""
     from torch.profiler import ProfilerActivity
     from torch.profiler import profile as prof
 
     eng.round()
-    with prof(activities=[ProfilerActivity.CPU]) as p:
+    with prof(activities=[ProfilerActivity.CPU], record_shapes=True) as p:
         for _ in range(rounds):
             eng.round()
-    return p.key_averages().table(sort_by="self_cpu_time_total", row_limit=rows, max_name_column_width=40)
+    return p.key_averages(group_by_input_shape=True).table(sort_by="self_cpu_time_total", row_limit=rows,
+                                                           max_name_column_width=30, max_shapes_column_width=60)
 
 
 def main(argv=None):
