@@ -37,16 +37,23 @@ def full_batch_loader(dataset, batch_size, shuffle):
     return [dataset]
 
 
+class _Sampled:
+    """A client's loader: every iteration (one local epoch) draws one new minibatch of ``batch_size`` samples with
+    replacement from the client's data."""
+
+    def __init__(self, dataset, batch_size, generator):
+        self.x, self.y = dataset
+        self.batch_size, self.generator = batch_size, generator
+
+    def __iter__(self):
+        pos = torch.randint(len(self.y), (self.batch_size,), generator=self.generator)
+        yield self.x[pos], self.y[pos]
+
+
 def sampled_loader(generator: torch.Generator):
-    """One local epoch = one minibatch of ``batch_size`` draws with replacement from the client's data (the engine's
-    ``ClientSampler``), so ``local_epochs = K`` gives K SGD steps whatever the local data set's size."""
-
-    def loader(dataset, batch_size, shuffle):
-        x, y = dataset
-        pos = torch.randint(len(y), (batch_size,), generator=generator)
-        return [(x[pos], y[pos])]
-
-    return loader
+    """One local epoch = one new minibatch of ``batch_size`` draws with replacement from the client's data (the
+    engine's ``ClientSampler``), so ``local_epochs = K`` gives K SGD steps whatever the local data set's size."""
+    return lambda dataset, batch_size, shuffle: _Sampled(dataset, batch_size, generator)
 
 
 @contextlib.contextmanager

@@ -91,3 +91,29 @@ def test_code_mode_equals_the_authors_code_with_binding_clipping(problem):
         assert (eng.state["x"] - models[t]).abs().max() < 1e-12, t  # every client model
         assert (eng.x_bar() - evaluated[t]).abs().max() < 1e-12, t  # the model their code evaluates
     assert (eng.state["x"] - x0).abs().max() > 0.1  # the models moved
+
+
+def test_sampled_loader_gives_K_steps_of_batch_b_per_client_and_round(problem):
+    """The benchmark's harness (benchmarks/bench_official.py): one new sampled minibatch per local epoch, so the
+    authors' code takes local_epochs = K SGD steps of batch b per client and round, whatever the local data set's
+    size, each on its own minibatch."""
+    rounds, k, b = 2, 3, 7
+    batches = []
+
+    def build():
+        net = module(problem)
+        net.register_forward_pre_hook(lambda mod, inputs: batches.append(inputs[0].clone()))
+        return net
+
+    loader = official.sampled_loader(torch.Generator().manual_seed(0))
+    with official.official_modules(loader) as modules, contextlib.redirect_stdout(None):
+        srv = official.dfedcata_server(modules, build, FlatModel(module(problem), None).initial(),
+                                       [problem.x_train[ix] for ix in problem.client_indices],
+                                       [problem.y_train[ix] for ix in problem.client_indices], rounds=rounds, K=k,
+                                       batch_size=b, lr=HP["lr"])
+        srv.train()
+    assert N_PER_CLIENT != b and len(batches) == rounds * M * k  # K forward passes per client and round ...
+    assert all(len(x) == b for x in batches)  # ... of batch b ...
+    for c in range(0, len(batches), k):  # ... each epoch on a new draw
+        assert all((batches[c] != batches[c + j]).any() for j in range(1, k))
+    assert len(srv.time) == rounds and (srv.time > 0).all()  # their per-round clock, which the benchmark reads
