@@ -177,6 +177,15 @@ def test_rounds_with_local_epochs_equal_the_loop_with_gossip():
         torch.testing.assert_close(engine.state["x"], X, rtol=0, atol=1e-12)
 
 
+def test_forced_single_step_algorithms_take_one_epoch():
+    """D-PSGD and SGP force K = 1: with --epochs that is the papers' one epoch (dfedsam.md, dfedsgpsm.md §8)."""
+    data = tiny_data()
+    for name in ("dpsgd", "sgp"):
+        engine = Engine(FlatModel(tiny_net(data), loss_fn("classification")), data, A.make(name),
+                        C.Mixing(ring(len(SIZES))), K=5, lr=0.1, batch_size=B, epochs=True)  # doubly stochastic
+        assert engine.local_steps.tolist() == [math.ceil(n / B) for n in SIZES]
+
+
 def test_last_batch_is_each_clients_last_real_batch():
     data = tiny_data()
     engine = Engine(FlatModel(tiny_net(data), loss_fn("classification")), data, A.make("dfedavg"),
