@@ -21,7 +21,8 @@ least disturbed round), each ratio between times of the same run. ``--breakdown`
 seconds in plan, gradients, the rest of the local steps, the communication rule) for dfedavg, dfedsam (SAM's second
 pass) and dfedcata; ``--profile`` prints torch.profiler's top operators; ``--proposals`` times the engine changes that
 docs/benchmarks.md proposes, patched in here (the code mode's one-row gradient by plain autograd, a per-client autograd
-loop for convolutional models on CPU, the local step under ``torch.compile`` for the MLP).
+loop for convolutional models on CPU, the local step under ``torch.compile`` for the MLP, and for the MLP the client
+state per layer with a compiled step, written out for DFedCata).
 
     .venv/bin/python benchmarks/bench_official.py [--cases mlp-20 mlp-100 lenet-20] [--rounds 3] [--breakdown]
     .venv/bin/python benchmarks/bench_official.py --device cuda
@@ -277,6 +278,46 @@ def compiled_steps(eng: Engine) -> Engine:
     return eng
 
 
+def layered_dfedcata(eng: Engine) -> Engine:
+    """DFedCata (mode A, clip, weight decay: the benchmark's HP) with the client state kept per layer, one contiguous
+    (m, *shape) tensor per parameter, each local step ``torch.compile``d, the gossip W @ X done layer by layer (the
+    same products). The state layout docs/benchmarks.md proposes, written out for this one algorithm to measure it
+    (the engine's rules work on flat rows); ``eng.state['x']`` is refreshed after every round for the comparison."""
+    from torch.func import functional_call, grad, vmap
+
+    from dfltheory.empirical.communication import mix
+    from dfltheory.empirical.rules import TORCH_CLIP_EPS
+
+    model, m, lam, wd = eng.model, eng.m, HP["lam_pen"], HP["weight_decay"]
+    grads = vmap(grad(lambda p, x, y: model.loss(functional_call(model.module, (p, model.buffers), (x,)), y)))
+
+    def step(P, A, xb, yb, lr):  # x <- x - lr (clip(g - lam y) + (lam + wd) x), the clip over the whole row
+        g = grads(P, xb, yb)
+        d = {n: g[n] - lam * A[n] for n in P}
+        norm = torch.sqrt(sum((v.reshape(m, -1) ** 2).sum(1) for v in d.values()))
+        scale = torch.clamp(official.MAX_NORM / (norm + TORCH_CLIP_EPS), max=1.0)
+        return {n: P[n] - lr * (d[n] * scale.view(m, *[1] * (d[n].ndim - 1)) + (lam + wd) * P[n]) for n in P}
+
+    cstep = torch.compile(step, dynamic=False)
+    layers = {"P": {n: t.reshape(m, *s).contiguous()
+                    for n, t, s in zip(model.names, eng.state["x"].split(model.numels, 1), model.shapes)}}
+
+    def round():
+        plan = eng.plan(eng.t)
+        idx, W = plan.idx.to(eng.device), eng.mixing.at(eng.t)
+        lr = torch.tensor(plan.lr, dtype=eng.state["x"].dtype, device=eng.device)
+        P = A = layers["P"]
+        for k in range(eng.K):
+            P = cstep(P, A, eng.x_train[idx[k]], eng.y_train[idx[k]], lr)
+        flat = {n: v.reshape(m, -1) for n, v in P.items()}  # a = W X, y = a + beta (a - X) = lerp(X, a, 1 + beta)
+        layers["P"] = {n: torch.lerp(v, mix(W, v), 1 + HP["beta"]).reshape(P[n].shape) for n, v in flat.items()}
+        eng.state["x"] = torch.cat([v.reshape(m, -1) for v in layers["P"].values()], 1)
+        eng.t += 1
+
+    eng.round = round
+    return eng
+
+
 def proposals(case: Case, data, device, rounds) -> dict[str, tuple[float, float]]:
     """Seconds per round of the patched engines and their largest difference from the unpatched one after 2 rounds
     (float32; the patches change no arithmetic, so any difference is summation order)."""
@@ -284,6 +325,7 @@ def proposals(case: Case, data, device, rounds) -> dict[str, tuple[float, float]
                 "engine, per-client autograd loop": (False, lambda e: autograd_rows(e, case.m))}
     if case.model == "mlp":
         variants["engine, compiled local step"] = (False, compiled_steps)
+        variants["per-layer state, compiled step"] = (False, layered_dfedcata)
     out = {}
     for name, (sequential, patch) in variants.items():
         plain, patched = engine(case, data, device, sequential=sequential), patch(engine(case, data, device,
