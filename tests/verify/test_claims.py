@@ -170,6 +170,7 @@ def test_decision_rule():
     assert C.compare([1.0, 1.0], [2.0, 2.0], sign=-1)["verdict"] == "agrees"  # smaller is better
     assert C.overall(["agrees", "no difference"]) == "in part"
     assert C.overall(["agrees", "disagrees"]) == "disagrees"
+    assert C.overall(["agrees", "diverged"]) == "diverged" and C.overall(["diverged", "disagrees"]) == "disagrees"
 
 
 def test_command_handler_prints_the_table_and_writes_json_and_figures(quick, capsys):
