@@ -61,7 +61,10 @@ PAPERS = ("dfedsgpsm", "dfedsam", "dfedcata", "dfedpgp", "dfedadmm")
 SIGNIFICANCE = 2.0  # |d| > SIGNIFICANCE * sqrt((s_a^2 + s_b^2) / n)
 RULE = ("significant when |mean_a - mean_b| > 2 sqrt((std_a^2 + std_b^2)/n), n seeds per arm (twice the standard "
         "error of the difference); 'a > b' agrees when significant and positive, disagrees when significant and "
-        "negative, no difference otherwise; 'a = b' agrees when not significant")
+        "negative, no difference otherwise; 'a = b' agrees when not significant; a trend across topologies: "
+        "Spearman's rho of the mean metric against the spectral gap, significant when its exact permutation p-value "
+        "is below 0.05 ('follows the gap' agrees when significant and positive, 'does not follow it' agrees when "
+        "not significant)")
 #: metric key -> (+1 larger is better | -1 smaller is better, label)
 METRICS = {"test_acc": (1, "test accuracy (last round)"), "train_loss": (-1, "train loss f(x_bar) (last round)"),
            "consensus": (-1, "consensus error (1/m) sum_i ||x_i - x_bar||^2 (last round)"),
