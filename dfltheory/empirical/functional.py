@@ -79,9 +79,22 @@ class FlatModel:
         ``chunk_size`` vmaps over that many clients at a time (bounds activation memory, e.g. VGG-11 on a GPU).
         ``weights`` (m, b): the weighted loss (module docstring), for padded batches.
         """
+        if X.shape[0] == 1:  # one row (the code mode trains one client at a time): plain autograd
+            return self.row_grad(X[0], inputs[0], targets[0], None if weights is None else weights[0]).unsqueeze(0)
         if weights is None:
             return vmap(grad(self.loss_at), chunk_size=chunk_size)(X, inputs, targets)
         return vmap(grad(self.weighted_loss_at), chunk_size=chunk_size)(X, inputs, targets, weights)
+
+    def row_grad(self, x: torch.Tensor, inputs: torch.Tensor, targets: torch.Tensor,
+                 weights: torch.Tensor | None = None) -> torch.Tensor:
+        """grad of one client's minibatch loss at one flat vector ``x`` (d,) by plain reverse-mode autograd: about
+        a quarter of ``vmap(grad)``'s per-call cost over one row (docs/benchmarks.md, "Where the engine's time
+        goes"), the same arithmetic."""
+        with torch.enable_grad():
+            x = x.detach().requires_grad_()
+            loss = (self.loss_at(x, inputs, targets) if weights is None
+                    else self.weighted_loss_at(x, inputs, targets, weights))
+            return torch.autograd.grad(loss, x)[0]
 
     def batched_loss(self, X: torch.Tensor, inputs: torch.Tensor, targets: torch.Tensor,
                      weights: torch.Tensor | None = None) -> torch.Tensor:
