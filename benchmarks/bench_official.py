@@ -13,16 +13,17 @@ Same problem, same number of SGD steps (K per client and round, batch b), ring t
   when the activations are large); for the MLP a hand-written batched matmul chain (``bmm`` forward and backward
   over the m clients' own weights, checked against ``vmap(grad)``).
 
-Cases: ``mlp-20`` / ``mlp-100`` (digits, MLP 64-128-10, b = 16), ``lenet-20`` (the code's LeNet on CIFAR-shaped
-fake data 3x32x32, b = 16), and with ``--device cuda`` ``resnet18-100`` (CIFAR-10-shaped fake data, the engine's
-ResNet-18 with GroupNorm for both sides, m = 100, b = 32, client chunk 25), which says so and stops where no CUDA
-device exists. Every time is the fastest of ``--rounds`` rounds after a warm-up round (the machine is shared: the
-least disturbed round), each ratio between times of the same run. ``--breakdown`` splits the engine's round (mean
-seconds in plan, gradients, the rest of the local steps, the communication rule) for dfedavg, dfedsam (SAM's second
-pass) and dfedcata; ``--profile`` prints torch.profiler's top operators; ``--proposals`` times the engine changes that
-docs/benchmarks.md proposes, patched in here (the code mode's one-row gradient by plain autograd, a per-client autograd
-loop for convolutional models on CPU, the local step under ``torch.compile`` for the MLP, and for the MLP the client
-state per layer with a compiled step, written out for DFedCata).
+Cases: ``mlp-20`` / ``mlp-100`` (digits, MLP 64-128-10, b = 16), ``lenet-20`` (the code's LeNet on CIFAR-shaped fake
+data 3x32x32, b = 16), and with ``--device cuda`` ``resnet18-100`` and ``resnet18-imagenet-100`` (CIFAR-10-shaped fake
+data, the engine's CIFAR ResNet-18 and its copy of the DFedCata code's ResNet-18, ImageNet stem, both with GroupNorm,
+for both sides: the code's own class loads pretrained weights; m = 100, b = 32, client chunk 25), which say so and
+stop where no CUDA device exists. Every time is the fastest of ``--rounds`` rounds after a warm-up round (the machine
+is shared: the least disturbed round), each ratio between times of the same run. ``--breakdown`` splits the engine's
+round (mean seconds in plan, gradients, the rest of the local steps, the communication rule) for dfedavg, dfedsam
+(SAM's second pass) and dfedcata; ``--profile`` prints torch.profiler's top operators; ``--proposals`` times the
+engine changes that docs/benchmarks.md proposes, patched in here (the code mode's one-row gradient by plain autograd,
+a per-client autograd loop for convolutional models on CPU, the local step under ``torch.compile`` for the MLP, and
+for the MLP the client state per layer with a compiled step, written out for DFedCata).
 
     .venv/bin/python benchmarks/bench_official.py [--cases mlp-20 mlp-100 lenet-20] [--rounds 3] [--breakdown]
     .venv/bin/python benchmarks/bench_official.py --device cuda
@@ -55,7 +56,7 @@ LR = 0.01
 
 @dataclass
 class Case:
-    model: str  # 'mlp' (64-128-10), 'lenet' (the code's LeNet), 'resnet18'
+    model: str  # 'mlp' (64-128-10), 'lenet' (the code's LeNet), 'resnet18', 'resnet18-imagenet'
     m: int
     batch: int = 16
     K: int = 5
@@ -63,7 +64,8 @@ class Case:
 
 
 CPU_CASES = {"mlp-20": Case("mlp", 20), "mlp-100": Case("mlp", 100), "lenet-20": Case("lenet", 20)}
-GPU_CASES = {"resnet18-100": Case("resnet18", 100, batch=32, chunk=25)}
+GPU_CASES = {"resnet18-100": Case("resnet18", 100, batch=32, chunk=25),
+             "resnet18-imagenet-100": Case("resnet18-imagenet", 100, batch=32, chunk=25)}
 
 
 def mlp():
@@ -90,7 +92,7 @@ def factory(case: Case, modules=None):
                 return mlp()
             if case.model == "lenet":
                 return modules.models.client_model("LeNet") if modules else make_model("cnn", (3, 32, 32), 10)
-            return make_model("resnet18", (3, 32, 32), 10)
+            return make_model(case.model, (3, 32, 32), 10)
     return build
 
 
