@@ -141,10 +141,6 @@ def _train(args) -> int:
     if args.nproc is not None and args.nproc < 1:
         raise ValueError(f"--nproc must be an integer >= 1, got {args.nproc}")
     several = "WORLD_SIZE" in os.environ or (args.nproc or 1) > 1
-    if several and cfg.get("epochs") and cfg["algo"] == "dfedsgpsm-s":
-        raise ValueError("dfedsgpsm-s with --epochs runs in one process only: its losses are taken on each client's "
-                         "last local batch, which the ranks read without the epochs' padding; drop --nproc (or "
-                         "--epochs)")
     summary = distributed.run(cfg, resume=args.resume) if several else run(cfg, resume=args.resume)
     if summary is None:  # a torchrun rank other than 0: rank 0 reports
         return 0

@@ -226,10 +226,10 @@ class DistributedEngine:
         e, t = self.engine, self.engine.t
         gather = self.gather_at(t + 1)
         plan = e.plan(t)
-        last = plan.idx[-1, self.lo : self.hi].to(e.device)  # DFedSGPSM-S's losses: the last local minibatch
+        last, w = e.last_batch(plan.idx[:, self.lo : self.hi].to(e.device))  # DFedSGPSM-S's losses
         ctx = CommContext(t, e.m, plan.active.to(e.device), e.mixing, e.algo.comm.draws, shared=e.shared,
                           losses=lambda X: self._all_gather_rows(e.model.batched_loss(X, e.x_train[last],
-                                                                                      e.y_train[last])),
+                                                                                      e.y_train[last], w)),
                           mixer=self.mix)
         if gather:  # x_bar^t, kept for the auxiliary sequences (Engine.round keeps it every round)
             xbar = self._x_bar()
