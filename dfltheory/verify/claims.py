@@ -219,8 +219,8 @@ CLAIMS: tuple[Claim, ...] = (
           (("DFedCata", ">", "DFedSAM"), ("DFedCata", ">", "DFedAvg")),
           note="DFedSAM's rho is lost from the paper: DFedSAM's own 0.01 (dfedsam.md §8)"),
     Claim("dfedcata.topology", "dfedcata", "§9 Table III, §10.12",
-          "DFedCata beats DFedAvg on every topology, and its accuracy does not follow the spectral gap (WS and ER above "
-          "Full, Exp below Grid)",
+          "DFedCata beats DFedAvg on every topology, and its accuracy does not follow the spectral gap (WS and ER "
+          "above Full, Exp below Grid)",
           "CIFAR-10 (seed L136-141): DFedCata ring 72.22, grid 81.13, exp 79.05, full 81.38, ER 82.04, WS 82.45; "
           "DFedAvg 63.30, 74.72, 77.11, 78.52, 77.70, 75.65",
           CATA_TOPOLOGY + AVG_TOPOLOGY,
@@ -415,7 +415,7 @@ def compare(a: Sequence[float], b: Sequence[float], relation: str = ">", sign: i
 
 
 def overall(verdicts: Sequence[str]) -> str:
-    """A claim's verdict from its pairs' (see the module docstring): one disagreeing pair decides, whatever the others."""
+    """A claim's verdict from its pairs' and trends' (module docstring): one that disagrees decides the claim."""
     if "disagrees" in verdicts:
         return "disagrees"
     if "diverged" in verdicts:
@@ -582,7 +582,7 @@ def run_claims(papers: Sequence[str] = ("all",), size: str | ClaimSize = "defaul
                       "workers": workers, "rule": RULE, "problem": "digits, Dirichlet(0.3), MLP, K = 5, batch 32",
                       "claims": rows, "runs": len(unique), "runs_trained": cache.trained,
                       "wall_seconds": time.perf_counter() - start, "cpu_seconds": _cpu_seconds() - cpu_start,
-                      "machine_note": f"{os.cpu_count()} cores at a load average of {os.getloadavg()[0]:.1f} at the end"})
+                      "machine_note": f"{os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f} at the end"})
 
 
 def _cpu_seconds() -> float:
