@@ -22,14 +22,7 @@ from dfltheory.empirical.communication import Mixing
 from dfltheory.empirical.engine import Engine
 from dfltheory.empirical.functional import FlatModel
 from dfltheory.empirical.reference import ReferenceRun
-
-
-def ring(m):
-    W = np.eye(m) / 3
-    for i in range(m):
-        W[i, (i + 1) % m] += 1 / 3
-        W[i, (i - 1) % m] += 1 / 3
-    return W
+from dfltheory.testing.matrices import ring_matrix as ring
 
 
 def sync(device):

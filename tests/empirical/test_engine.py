@@ -18,17 +18,10 @@ from dfltheory.empirical.metrics import Evaluator, consensus, measure
 from dfltheory.empirical.models import loss_fn
 from dfltheory.empirical.reference import ReferenceRun
 from dfltheory.topology import build as build_topology
+from dfltheory.testing.matrices import ring_matrix as ring
 
 
 M = 6
-
-
-def ring(m, self_weight=1 / 3):
-    W = np.eye(m) * self_weight
-    for i in range(m):
-        W[i, (i + 1) % m] += (1 - self_weight) / 2
-        W[i, (i - 1) % m] += (1 - self_weight) / 2
-    return W
 
 
 class RandomPermutationTopology:

@@ -26,6 +26,7 @@ from dfltheory.empirical.functional import FlatModel
 from dfltheory.empirical.models import loss_fn, make_model
 from dfltheory.empirical.rules import EPS
 from dfltheory.empirical.runner import build
+from dfltheory.testing.matrices import ring_matrix as ring
 
 SIZES = (5, 9, 3, 12)  # batch 4: 2, 3, 1, 3 steps per epoch
 B = 4
@@ -44,14 +45,6 @@ def tiny_data(sizes=SIZES, dim=6, classes=3, seed=0):
 def tiny_net(data, seed=0):
     torch.manual_seed(seed)
     return nn.Sequential(nn.Linear(data.input_shape[0], 5), nn.Tanh(), nn.Linear(5, data.num_classes)).double()
-
-
-def ring(m):
-    W = np.eye(m) / 3
-    for i in range(m):
-        W[i, (i + 1) % m] += 1 / 3
-        W[i, (i - 1) % m] += 1 / 3
-    return W
 
 
 def client_batches(idx, i):

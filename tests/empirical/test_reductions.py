@@ -19,6 +19,7 @@ from dfltheory.empirical import rules as R
 from dfltheory.empirical.engine import Engine
 from dfltheory.empirical.functional import FlatModel
 from dfltheory.empirical.models import loss_fn
+from dfltheory.testing.matrices import ring_matrix as ring
 
 M, ROUNDS = 6, 4
 
@@ -26,14 +27,6 @@ M, ROUNDS = 6, 4
 @pytest.fixture(scope="module")
 def data():
     return D.load("digits", M, partition="dirichlet", alpha=0.5, seed=1)
-
-
-def ring(m, s=1 / 3):
-    W = np.eye(m) * s
-    for i in range(m):
-        W[i, (i + 1) % m] += (1 - s) / 2
-        W[i, (i - 1) % m] += (1 - s) / 2
-    return W
 
 
 FULL = np.full((M, M), 1 / M)
