@@ -319,8 +319,13 @@ def _results(result: dict | None) -> dict[str, list[dict]]:
 def _arms(r: dict) -> str:
     """'label mean ± std, ...' of a claim row (accuracy in %)."""
     s = 100.0 if r["metric"] == "test_acc" else 1.0
-    return ", ".join(f"{a['label']} {s * a['mean']:.3g} ± {s * a['std']:.2g}" if a["mean"] is not None
-                     else f"{a['label']} diverged" for a in r["arms"])
+    arms = [f"{a['label']} {s * a['mean']:.3g} ± {s * a['std']:.2g}" if a["mean"] is not None
+            else f"{a['label']} diverged" for a in r["arms"]]
+    trends = [f"{t['arms'][0]} … {t['arms'][-1]}: Spearman rho against the spectral gap "
+              f"{'undefined' if t.get('rho') is None else format(t['rho'], '.2f')}"
+              f"{'' if t.get('p_value') is None else ', p ' + format(t['p_value'], '.2g')} ({t['verdict']})"
+              for t in r.get("trends", ())]
+    return ", ".join(arms + trends)
 
 
 def _result_cell(rows: list[dict]) -> str:
