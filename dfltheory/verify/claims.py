@@ -336,6 +336,21 @@ CLAIMS: tuple[Claim, ...] = (
           (("K=10", ">", "K=1"), ("K=10", ">", "K=2"), ("K=10", ">", "K=5")),
           note="DFedADMM-SAM at the paper's eta = lambda = 0.1, where every local step restarts from x^t (card "
                "§10.12): the steps beyond the first change little", index=("dfedadmm.20",), varies=("K",)),
+    Claim("dfedadmm.rho", "dfedadmm", "§9 Fig. 3d, §10.20",
+          "the SAM radius rho = 0.1 is the best of {0.01, ..., 0.3}; convergence slows as rho grows",
+          "no number (Fig. 3d, seed L241): rho = 0.1 best of {0.01, 0.05, 0.1, 0.2, 0.25, 0.3}",
+          tuple(_arm(f"rho={r:g}", "dfedadmm-sam", rho=r) for r in (0.01, 0.1, 0.3)),
+          (("rho=0.1", ">", "rho=0.01"), ("rho=0.1", ">", "rho=0.3")),
+          note="DFedADMM-SAM at the paper's eta = lambda = 0.1 (card §10.12); three of the six radii",
+          index=("dfedadmm.20",)),
+    Claim("dfedadmm.clients", "dfedadmm", "§9 Fig. 3c, §10.20",
+          "the number of clients makes no significant difference",
+          "no number (Fig. 3c, seed L207): m = 50, 100, 150 'no significant difference'",
+          (_arm("m/2 clients", "dfedadmm-sam", scale={"n": 0.5}), _arm("m clients", "dfedadmm-sam"),
+           _arm("1.5m clients", "dfedadmm-sam", scale={"n": 1.5})),
+          (("m/2 clients", "=", "m clients"), ("1.5m clients", "=", "m clients")),
+          note="m/2, m, 1.5m = 5, 10, 15 at the default size, as the paper's 50, 100, 150; digits' training images "
+               "are split among them", index=("dfedadmm.20",), varies=("n",)),
 )
 
 
