@@ -6,6 +6,8 @@ Same problem, same number of SGD steps (K per client and round, batch b), ring t
   :mod:`dfltheory.testing.official`, which replaces their data loading by one sampled minibatch per local epoch:
   ``local_epochs = K``); the seconds are their own per-round clock (``Server.time``). Skipped where absent;
 * ``engine``: the vectorized engine (``vmap(grad)`` over the m clients, gossip as a sparse product with W);
+* ``engine --compile``: the same with each local step one ``torch.compile``d function (``Engine(compile=True)``; the
+  warm-up round compiles);
 * ``engine --sequential``: the engine's code mode, the authors' Gauss-Seidel schedule client by client;
 * ``ceiling``: the same forward/backward FLOPs with no engine around them, K steps with their SGD updates, no gossip,
   the fastest of: the module's plain forward/backward over all m*b samples at once (shared weights: the same FLOPs,
@@ -22,8 +24,8 @@ is shared: the least disturbed round), each ratio between times of the same run.
 round (mean seconds in plan, gradients, the rest of the local steps, the communication rule) for dfedavg, dfedsam
 (SAM's second pass) and dfedcata; ``--profile`` prints torch.profiler's top operators; ``--proposals`` times the
 engine changes that docs/benchmarks.md proposes, patched in here (the code mode's one-row gradient by plain autograd,
-a per-client autograd loop for convolutional models on CPU, the local step under ``torch.compile`` for the MLP, and
-for the MLP the client state per layer with a compiled step, written out for DFedCata).
+a per-client autograd loop for convolutional models on CPU, and for the MLP the client state per layer with a
+compiled step, written out for DFedCata).
 
     .venv/bin/python benchmarks/bench_official.py [--cases mlp-20 mlp-100 lenet-20] [--rounds 3] [--breakdown]
     .venv/bin/python benchmarks/bench_official.py --device cuda
@@ -114,12 +116,12 @@ def timed(step, rounds, device):
     return min(times)
 
 
-def engine(case: Case, data, device, algo="dfedcata", sequential=False) -> Engine:
+def engine(case: Case, data, device, algo="dfedcata", sequential=False, compile=False) -> Engine:
     flat = FlatModel(factory(case)(), loss_fn(data.task))
     hp = {"mode": "A", "clip": official.MAX_NORM, **HP} if algo == "dfedcata" else {}
     W = build_topology("ring", case.m, weights="metropolis", seed=0)  # 1/3 on i, i +- 1: their mean of 3
     return Engine(flat, data, A.make(algo, **hp), Mixing(W), K=case.K, lr=LR, batch_size=case.batch, seed=0,
-                  device=device, sequential=sequential, client_chunk=case.chunk)
+                  device=device, sequential=sequential, client_chunk=case.chunk, compile=compile)
 
 
 def authors(case: Case, data, device, rounds) -> float | None:
@@ -251,35 +253,6 @@ def autograd_rows(eng: Engine, max_rows: int) -> Engine:
     return eng
 
 
-def compiled_steps(eng: Engine) -> Engine:
-    """The local phase with each step (gradient oracle, the rule's transforms, the update) one ``torch.compile``d
-    function; the learning rate enters as a 0-d tensor so that its decay does not recompile every round."""
-    from dfltheory.empirical.rules import StepContext
-
-    rule = eng.algo.local
-
-    def step(state, anchor, xb, yb, lr):
-        ctx = StepContext(state=dict(state), anchor=anchor, grad=lambda X: eng.model.batched_grad(X, xb, yb),
-                          lr=1.0, K=eng.K, shared=eng.shared)
-        ctx.state["x"] = ctx.x - lr * rule.direction(None, ctx)
-        return ctx.state
-
-    cstep = torch.compile(step, dynamic=False)
-
-    def local_phase(state, idx, lr):
-        idx = idx.to(eng.device)
-        ctx = StepContext(state=dict(state), anchor=state["x"], grad=None, lr=lr, K=eng.K, shared=eng.shared)
-        rule.round_start(ctx)
-        lr_t = torch.tensor(lr, dtype=state["x"].dtype, device=eng.device)
-        for k in range(eng.K):
-            ctx.state = cstep(ctx.state, ctx.anchor, eng.x_train[idx[k]], eng.y_train[idx[k]], lr_t)
-        rule.round_end(ctx)
-        return ctx.state
-
-    eng.local_phase = local_phase
-    return eng
-
-
 def layered_dfedcata(eng: Engine) -> Engine:
     """DFedCata (mode A, clip, weight decay: the benchmark's HP) with the client state kept per layer, one contiguous
     (m, *shape) tensor per parameter, each local step ``torch.compile``d, the gossip W @ X done layer by layer (the
@@ -326,7 +299,6 @@ def proposals(case: Case, data, device, rounds) -> dict[str, tuple[float, float]
     variants = {"code mode, one-row autograd": (True, lambda e: autograd_rows(e, 1)),
                 "engine, per-client autograd loop": (False, lambda e: autograd_rows(e, case.m))}
     if case.model == "mlp":
-        variants["engine, compiled local step"] = (False, compiled_steps)
         variants["per-layer state, compiled step"] = (False, layered_dfedcata)
     out = {}
     for name, (sequential, patch) in variants.items():
@@ -385,6 +357,7 @@ def main(argv=None):
         eng = engine(case, data, device)
         rows = {"authors' code": authors(case, data, device, args.rounds),
                 "engine (vectorized)": timed(eng.round, args.rounds, device),
+                "engine --compile": timed(engine(case, data, device, compile=True).round, args.rounds, device),
                 "engine --sequential (code mode)": timed(engine(case, data, device, sequential=True).round,
                                                          args.rounds, device)}
         ceil = {k: timed(f, args.rounds, device) for k, f in ceilings(case, eng, device).items()}

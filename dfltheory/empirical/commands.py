@@ -104,6 +104,9 @@ def register(subparsers) -> None:
                      "instead. See docs/empirical.md")
     run.add_argument("--client-chunk", type=int, default=None, help="vmap over this many clients at a time "
                      "(less GPU memory for large models)")
+    run.add_argument("--compile", action="store_true", help="run each local step as one torch.compile'd function "
+                     "(DFedCata on the digits MLP: 2x to 3x faster rounds; the first round compiles, seconds; needs "
+                     "a C++ compiler on CPU; not with --epochs or --sequential). See docs/benchmarks.md")
     run.add_argument("--threads", type=int, default=None, help="torch CPU threads (1 avoids oversubscription on "
                      "shared cores); stored in config.json, a resume with another count warns (results differ at "
                      "~1e-8)")

@@ -28,6 +28,13 @@ de-biases; the others are each client's personal parameters.
 item 1): client c aggregates, trains, and overwrites its row before client c+1 aggregates. Its ``x_bar`` is
 the mean of the trained local models, the model the code evaluates (item 8).
 
+``compile=True`` runs each sampled local step (gradient oracle, the rule's transforms, the update) as one
+``torch.compile``d function (inductor fuses the rule's passes over the (m, d) state into the gradient's kernels;
+docs/benchmarks.md): the learning rate and its decay enter as 0-d tensors, so a decaying lr compiles once; the step
+is specialised on the rule's ``phase`` (DFedPGP: personal and shared steps, two functions), and x is updated in
+place in a copy taken at the round's start. The first round pays the compilation (seconds); the trajectories equal
+the uncompiled ones to float rounding. Local epochs (masked steps) and the sequential schedule are not compiled.
+
 The engine's dtype is the model's: data, client state and the mixing matrices (``Mixing.to``) follow it.
 """
 
@@ -41,6 +48,25 @@ from dfltheory.empirical.algorithms import Algorithm
 from dfltheory.empirical.communication import CommContext, Mixing, links, nesterov_extrapolation
 from dfltheory.empirical.functional import FlatModel
 from dfltheory.empirical.rules import StepContext
+
+
+def check_compile(device: torch.device) -> None:
+    """Refuse ``compile=True`` where ``torch.compile`` cannot run: no TorchDynamo for this Python, or on CPU no C++
+    compiler for inductor's kernels; the error names the fix (drop --compile)."""
+    from torch._dynamo.eval_frame import is_dynamo_supported
+
+    if not is_dynamo_supported():
+        raise RuntimeError("--compile needs torch.compile, which this Python / torch build does not support; "
+                           "drop --compile (Engine(compile=False))")
+    if device.type == "cpu":
+        from torch._inductor.cpp_builder import get_cpp_compiler
+
+        try:
+            get_cpp_compiler()
+        except Exception:  # InvalidCxxCompiler, or a compiler that does not run
+            raise RuntimeError("--compile: torch.compile needs a C++ compiler (g++ or clang++, or $CXX) to build "
+                               "its CPU kernels and none was found; install one or drop --compile "
+                               "(Engine(compile=False))") from None
 
 
 class ClientSampler:
@@ -127,7 +153,7 @@ class Engine:
     def __init__(self, model: FlatModel, data, algorithm: Algorithm, mixing: Mixing | None = None, *, K: int,
                  lr: float, lr_decay: float = 1.0, batch_size: int | None = 32, seed: int = 0, device="cpu",
                  sequential: bool = False, x0: torch.Tensor | None = None, client_chunk: int | None = None,
-                 epochs: bool = False):
+                 epochs: bool = False, compile: bool = False):
         self.device = torch.device(device)
         self.model, self.data, self.algo = model.to(self.device), data, algorithm
         x0 = model.initial() if x0 is None else x0
@@ -165,6 +191,17 @@ class Engine:
         self.cstate = algorithm.comm.init(x)
         self.t, self.sent = 0, 0
         self.xbar_prev = self.x_bar().clone()  # x_bar^{-1} := x_bar^0
+        self.compiled = bool(compile)
+        if self.compiled:
+            if sequential or self.epochs:
+                raise ValueError(f"--compile compiles the vectorized engine's sampled local steps; the "
+                                 f"{'sequential schedule' if sequential else 'local epochs (masked steps)'} "
+                                 f"{'is' if sequential else 'are'} not compiled: drop --compile, or "
+                                 f"{'--sequential' if sequential else 'run sampled steps (--no-epochs)'}")
+            check_compile(self.device)
+            rule, first = algorithm.local, {}  # each step k runs as the first step of its phase
+            self._phase_k = [first.setdefault(rule.phase(k, self.unit), k) for k in range(self.K)]
+            self._step = torch.compile(self._step_fn, dynamic=False)
 
     def _cast(self, t, dtype: torch.dtype) -> torch.Tensor:
         """A data tensor on the engine's device, floating-point ones in the models' dtype (labels stay int64)."""
@@ -195,6 +232,10 @@ class Engine:
                           decay=lr / self.lr, unit=self.unit)
         rule = self.algo.local
         rule.round_start(ctx)
+        if self.compiled:
+            self._compiled_steps(ctx, idx)
+            rule.round_end(ctx)
+            return ctx.state
         for k in range(self.K):
             if valid is None:
                 xb, yb = self.x_train[idx[k]], self.y_train[idx[k]]
@@ -205,6 +246,35 @@ class Engine:
                 self._masked_step(ctx, k, idx[k], valid[k], lr)
         rule.round_end(ctx)
         return ctx.state
+
+    def _step_fn(self, state: dict, anchor: torch.Tensor, xb: torch.Tensor, yb: torch.Tensor, lr: torch.Tensor,
+                 decay: torch.Tensor, k: int) -> dict:
+        """One local step, gradient oracle, the rule's transforms and the update, as one function for
+        ``torch.compile``; ``lr`` and ``decay`` are 0-d tensors, ``k`` the first step of step k's phase."""
+        ctx = StepContext(state=dict(state), anchor=anchor, lr=lr, K=self.K, shared=self.shared, decay=decay,
+                          unit=self.unit, k=k, grad=lambda X: self.model.vmapped_grad(X, xb, yb, self.client_chunk))
+        d = self.algo.local.direction(None, ctx)
+        ctx.x.sub_(lr * d)  # in place: the round's own copy of x (see _compiled_steps), no fresh (m, d) buffer
+        return ctx.state
+
+    def _compiled_steps(self, ctx: StepContext, idx: torch.Tensor) -> None:
+        """The K local steps through the compiled step (``compile=True``; the first call compiles)."""
+        from torch._dynamo.exc import BackendCompilerFailed
+        from torch._inductor.exc import InvalidCxxCompiler
+
+        x = ctx.x
+        lr = torch.tensor(ctx.lr, dtype=x.dtype, device=x.device)
+        decay = torch.tensor(ctx.decay, dtype=x.dtype, device=x.device)
+        ctx.state["x"] = ctx.x.clone()  # updated in place by the steps; the anchor stays the round's start
+        anchor = ctx.anchor
+        for k in range(self.K):
+            xb, yb = self.x_train[idx[k]], self.y_train[idx[k]]
+            try:
+                ctx.state = self._step(ctx.state, anchor, xb, yb, lr, decay, self._phase_k[k])
+            except (BackendCompilerFailed, InvalidCxxCompiler) as err:
+                raise RuntimeError(f"torch.compile could not compile the local step of {self.algo.name} "
+                                   f"({type(err).__name__}: {str(err).splitlines()[0][:200]}); run without "
+                                   f"--compile (Engine(compile=False))") from None
 
     def _masked_step(self, ctx: StepContext, k: int, idx: torch.Tensor, valid: torch.Tensor, lr: float) -> None:
         """Step slot k of local epochs: the rows with a batch in this slot step (only they are computed), the

@@ -81,6 +81,11 @@ class FlatModel:
         """
         if X.shape[0] == 1:  # one row (the code mode trains one client at a time): plain autograd
             return self.row_grad(X[0], inputs[0], targets[0], None if weights is None else weights[0]).unsqueeze(0)
+        return self.vmapped_grad(X, inputs, targets, chunk_size, weights)
+
+    def vmapped_grad(self, X: torch.Tensor, inputs: torch.Tensor, targets: torch.Tensor,
+                     chunk_size: int | None = None, weights: torch.Tensor | None = None) -> torch.Tensor:
+        """:meth:`batched_grad` by ``vmap(grad)`` whatever the number of rows (what ``torch.compile`` traces)."""
         if weights is None:
             return vmap(grad(self.loss_at), chunk_size=chunk_size)(X, inputs, targets)
         return vmap(grad(self.weighted_loss_at), chunk_size=chunk_size)(X, inputs, targets, weights)

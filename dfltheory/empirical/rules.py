@@ -30,11 +30,11 @@ class StepContext:
     state: dict[str, torch.Tensor]
     anchor: torch.Tensor  # round-start models x^t (the centre of proximal / ADMM terms)
     grad: Callable[[torch.Tensor], torch.Tensor]  # X -> stacked minibatch gradients at X (this step's batch)
-    lr: float
+    lr: float | torch.Tensor  # a 0-d tensor inside the engine's compiled step (so its decay does not recompile)
     K: int | torch.Tensor  # local steps this round; with local epochs each client's own count, shape (a, 1)
     k: int = 0
     shared: torch.Tensor | None = None  # (d,) bool: the coordinates push-sum mixes (DFedPGP's u); None: all
-    decay: float = 1.0  # lr_decay^t, for rules with a learning rate of their own (DFedPGP's eta_v)
+    decay: float | torch.Tensor = 1.0  # lr_decay^t, for rules with a learning rate of their own (DFedPGP's eta_v)
     unit: int = 1  # step slots per local unit: 1 (K counts steps) or the slots of one local epoch
 
     @property
@@ -79,6 +79,12 @@ class Transform:
 
     def round_end(self, ctx: StepContext) -> None:
         pass
+
+    def phase(self, k: int, unit: int):
+        """What ``direction`` reads of the step index ``ctx.k`` at step k (``unit`` slots per local unit): None
+        where the direction is the same function at every step. The engine's compiled step is specialised on it
+        (the steps of one phase share one compiled function), so a direction that reads ``ctx.k`` says how here."""
+        return None
 
 
 class gradient(Transform):
@@ -248,8 +254,12 @@ class alternating(Transform):
             raise ValueError(f"the personal learning rate lr_v must be > 0, got {lr_v}")
         self.K_v, self.lr_v = K_v, lr_v
 
+    def phase(self, k, unit):
+        """True on the personal steps (the first K_v local units), False on the shared ones."""
+        return k < self.K_v * unit
+
     def direction(self, d, ctx):
-        if ctx.k < self.K_v * ctx.unit:
+        if self.phase(ctx.k, ctx.unit):
             scale = 1.0 if self.lr_v is None else self.lr_v * ctx.decay / ctx.lr
             return torch.where(ctx.shared, 0.0, d * scale)
         return torch.where(ctx.shared, d, 0.0)
@@ -303,6 +313,9 @@ class chain(Transform):
     def round_end(self, ctx):
         for t in self.transforms:
             t.round_end(ctx)
+
+    def phase(self, k, unit):
+        return tuple(t.phase(k, unit) for t in self.transforms)
 
     def __repr__(self):
         return " -> ".join(t.name for t in self.transforms)

@@ -33,7 +33,8 @@ DEFAULT_MODEL = {"digits": "mlp", "synthetic-quadratic": "linear", "synthetic-lo
                  "fashion-mnist": "mlp", "cifar10": "cnn", "cifar100": "resnet18"}
 ALGO_KEYS = ("rho", "Q", "momentum", "lam", "lam_pen", "beta", "mode", "mu", "participation", "weight_decay",
              "clip", "fresh_gossip", "K_v", "lr_v", "personal")
-VOLATILE = ("rounds", "device", "progress", "client_chunk", "threads", "nproc")  # may change on --resume
+# may change on --resume (compile: the same arithmetic, rounded differently at about 1e-7)
+VOLATILE = ("rounds", "device", "progress", "client_chunk", "threads", "nproc", "compile")
 INF = math.inf
 # float options of `train`: (low, low included, high, high included, meaning)
 FLOAT_OPTIONS = {
@@ -194,7 +195,7 @@ def build(cfg: dict) -> tuple[Engine, Evaluator]:
     engine = Engine(model, data, algo, mixing, K=cfg.get("K", 5), lr=cfg.get("lr", 0.1),
                     lr_decay=cfg.get("lr_decay", 1.0), batch_size=cfg.get("batch_size", 32), seed=cfg.get("seed", 0),
                     device=device, sequential=cfg.get("sequential", False), client_chunk=cfg.get("client_chunk"),
-                    epochs=bool(cfg.get("epochs")))
+                    epochs=bool(cfg.get("epochs")), compile=bool(cfg.get("compile")))
     return engine, Evaluator(model, data, device)
 
 
