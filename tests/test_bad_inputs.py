@@ -156,7 +156,10 @@ def test_resume_names_a_damaged_config(tmp_path, capsys, run_dir):
 
 
 # ------------------------------------------------------------------------------------------------ DFedADMM
-def test_dfedadmm_at_eta_equal_lambda_warns_in_one_line(tmp_path, capsys):
+def test_dfedadmm_at_eta_equal_lambda_warns_in_one_line(tmp_path, capsys, monkeypatch):
+    from dfltheory.empirical import runner
+
+    monkeypatch.setattr(runner, "_WARNED", set())  # a process says each warning once: start from none said
     argv = ["train", "--algo", "dfedadmm", "--dataset", "synthetic-logistic", "--n", "4", "--rounds", "1", "--K", "3",
             "--no-progress", "--lr", "0.1"]
     assert cli.main([*argv, "--out", str(tmp_path / "a")]) == 0  # the papers' eta = lambda = 0.1: a warning only
@@ -165,6 +168,8 @@ def test_dfedadmm_at_eta_equal_lambda_warns_in_one_line(tmp_path, capsys):
     assert "1 - eta/lambda = 0: every local step nearly restarts from x^t and the K = 3 local steps act as about one"\
         in err[0] and "e.g. --lam 1 with --lr 0.1" in err[0]
     assert cli.main([*argv, "--lam", "1", "--out", str(tmp_path / "b")]) == 0
+    assert "warning" not in capsys.readouterr().err
+    assert cli.main([*argv, "--out", str(tmp_path / "c")]) == 0  # the same warning again in this process: silent
     assert "warning" not in capsys.readouterr().err
 
 

@@ -28,6 +28,9 @@ from dfltheory.empirical.engine import Engine
 from dfltheory.empirical.functional import FlatModel
 from dfltheory.empirical.metrics import Evaluator, measure
 
+#: warnings already printed by this process (each distinct text once)
+_WARNED: set[str] = set()
+
 DEFAULT_MODEL = {"digits": "mlp", "synthetic-quadratic": "linear", "synthetic-logistic": "logreg",
                  "synthetic-robust": "linear", "synthetic-personal": "split-linear", "mnist": "mlp",
                  "fashion-mnist": "mlp", "cifar10": "cnn", "cifar100": "resnet18"}
@@ -361,7 +364,8 @@ def run(cfg: dict, resume: bool = False, wrap=None) -> dict:
         raise
     note = admm_step_warning(engine.algo, cfg.get("lr", 0.1), cfg.get("lr_decay", 1.0), int(engine.local_steps.max()),
                              cfg["rounds"])
-    if note:
+    if note and note not in _WARNED:  # once per process: a sweep of many runs (claims, verify) says it once
+        _WARNED.add(note)
         print(f"dfltheory train: warning: {note}", file=sys.stderr)
     keep = {k: v for k, v in cfg.items() if k not in ("out", "resume", "func", "command")}
     return train(engine, evaluator, cfg["out"], cfg["rounds"], config=keep, eval_every=cfg.get("eval_every", 1),
