@@ -43,6 +43,8 @@ Which theorem covers which PEP algorithm:
 
 from __future__ import annotations
 
+import math
+
 from dfltheory.pep.problem import ADMM, CATA, PUSH_SUM, PEPResult, PEPSolveError
 
 __all__ = ["THEOREM", "THEOREMS", "VARIANTS", "best_rate", "compare", "mixing_lambda", "push_sum_constants",
@@ -81,9 +83,11 @@ def theorem_for(algorithm: str) -> str:
 
 def best_rate(e, floor: float = 1e-12) -> tuple[float, float]:
     """(C, q) minimizing C / (1 - q) subject to e(t) <= C q^t for every t of the horizon (e(t) <= ``floor`` counts as
-    0). log C(q) - log(1 - q), C(q) = max_t e(t)/q^t, is convex in q, so a bounded scalar search finds the optimum."""
-    import math
+    0). log C(q) - log(1 - q), C(q) = max_t e(t)/q^t, is convex in q, so a bounded scalar search finds the optimum.
 
+    (inf, 1) where e has not fallen to half its largest value by the end of the horizon: a P that never reaches
+    consensus (the identity, a disconnected graph), or mixes too slowly for the horizon to certify a rate; any finite
+    (C, q) fitted there would only describe the horizon, not the e(t) <= C q^t for all t that the theorem needs."""
     import numpy as np
     from scipy.optimize import minimize_scalar
 
@@ -93,6 +97,8 @@ def best_rate(e, floor: float = 1e-12) -> tuple[float, float]:
         return math.inf, 1.0
     if t.size == 0 or (t.size == 1 and t[0] == 0):
         return float(e[0]) if e.size else 0.0, 0.0  # consensus after one round
+    if e[-1] > 0.5 * e.max():
+        return math.inf, 1.0  # no decay over the horizon (docstring)
     log_e = np.log(e[t])
 
     def objective(q):
@@ -107,8 +113,6 @@ def push_sum_constants(mixing_args: dict, T: int, m: int) -> dict:
     """delta, C, q for dfedsgpsm.thm1 (module docstring): of the column-stochastic P (or the sequence P_0..P_{S-1},
     continued periodically) over max(T, PUSH_SUM_HORIZON) rounds, (C, q) from :func:`best_rate`; over the spectral
     class [lo, hi], delta = 1, q = max(|lo|, |hi|), C = sqrt(m - 1)."""
-    import math
-
     import numpy as np
 
     from dfltheory.topology.pushsum import product_kernel
@@ -162,6 +166,10 @@ def theorem_values(result: PEPResult, lam: float) -> tuple[dict | None, str]:
                      f"give {', '.join(missing)}"
     if s["algorithm"] in PUSH_SUM:
         consts = push_sum_constants(s["mixing_args"], s["T"], s["m"])
+        if not math.isfinite(consts["C"]):
+            return None, (f"the mixing never reaches consensus over {max(s['T'], PUSH_SUM_HORIZON)} rounds "
+                          f"(e(t) does not decay: the identity or a disconnected graph), so {tid}'s e(t) <= C q^t "
+                          "holds for no C and q < 1")
         rho = s["rho"] * s["B"] if s["rho"] else 0.0  # radius of the unnormalized ascent rho g
         values = dict(eta=s["eta"], K=s["K"], T=s["T"], L=s["L"], alpha=s["alpha"] or 0.0, rho=rho, sigma_l=0.0,
                       sigma_g=s["sigma_g"], B=s["B"], f0_minus_fstar=s["Delta"], x0_sq_mean=0.0, **consts)

@@ -156,3 +156,17 @@ def test_best_rate_is_the_smallest_valid_C_over_one_minus_q():
     assert best_rate(np.array([4 / 3, 0.0, 0.0])) == (4 / 3, 0.0)  # exact consensus after one round
     C, q = best_rate(np.array([1.0, 1.0, 1e-13]))  # consensus after two rounds: e(1) <= C q
     assert C * q >= 1.0 - 1e-9 and C / (1 - q) == pytest.approx(4.0, rel=1e-4)  # C = 2, q = 1/2
+
+
+@pytest.mark.parametrize("P", [np.eye(3), np.array([[1, 0, 0], [0, 0.5, 0.5], [0, 0.5, 0.5]])],
+                         ids=["identity", "disconnected"])
+def test_mixing_that_never_reaches_consensus_gets_no_push_sum_bound(P):
+    """A P whose e(t) does not decay admits no e(t) <= C q^t with q < 1: no (C, q) is fitted to the horizon, and the
+    theorem gives no bound (it used to print ~2e4 from a q = 0.99 fitted over 100 rounds)."""
+    from dfltheory.pep.compare import best_rate, push_sum_constants
+
+    assert best_rate(np.full(100, 4 / 3)) == (np.inf, 1.0)
+    assert np.isinf(push_sum_constants({"W": P}, 4, 3)["C"])
+    r = worst_case("dfedsgpm", 3, 2, 3, 0.02, W=P, sigma_g=1, B=2, alpha=0.5)
+    out = compare(r)
+    assert out["bound"] is None and "never reaches consensus" in out["reason"]
