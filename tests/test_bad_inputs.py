@@ -177,3 +177,15 @@ def test_train_results_json_is_unchanged_by_the_checks(tmp_path):
     summary = runner.run({**BASE, "out": tmp_path / "r"})
     assert summary["status"] == "completed"
     assert json.loads((tmp_path / "r" / "config.json").read_text())["threads"] >= 1
+
+
+# ------------------------------------------------------------------------------------------------ run sweeps
+@pytest.mark.parametrize("command", ["claims", "verify"])
+def test_more_processes_than_cpus_is_refused_before_any_process_starts(tmp_path, capsys, command):
+    import os
+
+    jobs = (os.cpu_count() or 1) + 1
+    err = one_line_error(capsys, [command, "dfedsam", "--quick", "--out", str(tmp_path / "o"), "--jobs", str(jobs)],
+                         command)
+    assert f"{jobs} processes (--jobs)" in err and "or fewer" in err
+    assert not list((tmp_path / "o").rglob("metrics.jsonl"))  # nothing trained

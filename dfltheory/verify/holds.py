@@ -28,6 +28,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import os
 import shutil
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -158,7 +159,7 @@ class RunCache:
         if workers > 1 and len(jobs) > 1:
             from concurrent.futures import ProcessPoolExecutor, as_completed
 
-            with ProcessPoolExecutor(max_workers=workers) as pool:
+            with ProcessPoolExecutor(max_workers=min(workers, len(jobs))) as pool:  # no idle processes
                 for n, future in enumerate(as_completed([pool.submit(_train, job) for job in jobs]), 1):
                     future.result()
                     done += 1
@@ -637,6 +638,10 @@ def check_run_options(size, sizes: Mapping, workers: int, device: str):
     check_device(device)
     if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
         raise ValueError(f"workers must be a positive integer (processes that train runs), got {workers!r}")
+    cpus = os.cpu_count() or 1
+    if workers > cpus:  # each process trains on one CPU thread: more processes than CPUs only wait for each other
+        raise ValueError(f"{workers} processes (--jobs) for {cpus} CPU(s): each trains on one thread, so more than "
+                         f"the CPU count only competes for them; give --jobs {cpus} or fewer")
     if isinstance(size, str):
         if size not in sizes:
             raise ValueError(f"unknown size {size!r}; choose one of {', '.join(sizes)}")
