@@ -184,6 +184,13 @@ def test_matrix_sequence_file(capsys, tmp_path):
     np.save(path, np.stack([W[0], np.array([[0.5, 0.5, 0], [0.2, 0.3, 0.5], [0.3, 0.2, 0.5]])]))
     code, _, err = run(capsys, "pep", "dfedavg", "--T", "3", "--eta", "0.05", "--matrix", str(path))
     assert code == 2 and "round 1: W is not symmetric" in err and len(err.strip().splitlines()) == 1
+    u = np.array([1.0, -1.0, 0.0]) / np.sqrt(2)
+    signed = np.ones((3, 3)) / 3 + 0.9 * np.outer(u, u)  # symmetric, doubly stochastic, one entry -0.117
+    for stack, match in ((np.stack([W[0], signed]), "matrix 1 of the sequence: the mixing matrix has negative"),
+                         (np.stack(W) + 1j, "holds complex128 entries")):  # refused as a single matrix file is
+        np.save(path, stack)
+        code, _, err = run(capsys, "pep", "dfedavg", "--T", "3", "--eta", "0.05", *SET, "--matrix", str(path))
+        assert code == 2 and match in err and len(err.strip().splitlines()) == 1, err
 
 
 def test_sweep_T_on_a_random_topology_draws_enough_rounds(capsys):
