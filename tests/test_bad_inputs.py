@@ -2,6 +2,7 @@
 answer or an exhausted machine. Each case here was a traceback, a run that "diverged" or a silent number before."""
 
 import json
+import re
 
 import matplotlib
 
@@ -189,3 +190,22 @@ def test_more_processes_than_cpus_is_refused_before_any_process_starts(tmp_path,
                          command)
     assert f"{jobs} processes (--jobs)" in err and "or fewer" in err
     assert not list((tmp_path / "o").rglob("metrics.jsonl"))  # nothing trained
+
+
+@pytest.mark.parametrize("extra, match", [
+    (["--K", "1000000000"], "batch plan would hold 1.28e\\+11 sample indices"),
+    (["--batch-size", "1000000000"], "lower --K \\(or --K-v\\) or --batch-size"),
+])
+def test_a_batch_plan_that_would_exhaust_the_memory_is_refused(tmp_path, capsys, extra, match):
+    argv = ["train", "--algo", "dfedavg", "--dataset", "digits", "--clients", "4", "--rounds", "1", "--no-progress",
+            "--threads", "1", *extra, "--out", str(tmp_path / "r")]
+    assert re.search(match, one_line_error(capsys, argv, "train"))
+
+
+@pytest.mark.parametrize("params, match", [("fake=no", "fake must be true or false, got 'no'"),
+                                           ("fake=true,train_size=2.5", "train_size must be a whole number"),
+                                           ("fake=true,test_size=abc", "test_size must be a whole number")])
+def test_fake_data_parameters_are_checked(tmp_path, capsys, params, match):
+    argv = ["train", "--algo", "dfedavg", "--dataset", "mnist", "--clients", "4", "--rounds", "1", "--no-progress",
+            "--data-params", params, "--out", str(tmp_path / "r")]
+    assert match in one_line_error(capsys, argv, "train")

@@ -691,6 +691,11 @@ def _torchvision(name, root, download, train_size=None, test_size=None, fake=Fal
     """
     import torchvision.datasets
 
+    if not isinstance(fake, bool):
+        raise ValueError(f"fake must be true or false, got {fake!r}; write fake=true (stand-in images) or drop it")
+    for label, size in (("train_size", train_size), ("test_size", test_size)):
+        if size is not None and (isinstance(size, bool) or not isinstance(size, (int, np.integer))):
+            raise ValueError(f"{label} must be a whole number of images, got {size!r}; e.g. {label}=1000")
     cls_name, num_classes = _TORCHVISION[name][:2]
     if fake:
         arrays = _fake(name, train_size, test_size)

@@ -56,7 +56,7 @@ def check_compile(device: torch.device) -> None:
     from torch._dynamo.eval_frame import is_dynamo_supported
 
     if not is_dynamo_supported():
-        raise RuntimeError("--compile needs torch.compile, which this Python / torch build does not support; "
+        raise ValueError("--compile needs torch.compile, which this Python / torch build does not support; "
                            "drop --compile (Engine(compile=False))")
     if device.type == "cpu":
         from torch._inductor.cpp_builder import get_cpp_compiler
@@ -64,9 +64,13 @@ def check_compile(device: torch.device) -> None:
         try:
             get_cpp_compiler()
         except Exception:  # InvalidCxxCompiler, or a compiler that does not run
-            raise RuntimeError("--compile: torch.compile needs a C++ compiler (g++ or clang++, or $CXX) to build "
+            raise ValueError("--compile: torch.compile needs a C++ compiler (g++ or clang++, or $CXX) to build "
                                "its CPU kernels and none was found; install one or drop --compile "
                                "(Engine(compile=False))") from None
+
+
+#: the most sample indices one round's batch plan may hold (2^27: about 2 GiB with its float64 draws)
+MAX_PLAN_ENTRIES = 2**27
 
 
 class ClientSampler:
@@ -170,6 +174,15 @@ class Engine:
             self.sampler = ClientSampler(data.client_indices, batch_size)
             self.unit = 1
         self.K = (K + algorithm.K_v) * self.unit  # step slots per round
+        width = int(self.sampler.sizes.max()) if batch_size is None else batch_size
+        if self.epochs:
+            width = self.sampler.width
+        entries = self.K * self.m * width + (self.sampler.epochs * self.m * self.sampler.pools.shape[1]
+                                             if self.epochs else 0)
+        if entries > MAX_PLAN_ENTRIES:  # drawn every round: refuse before it exhausts the memory
+            raise ValueError(f"one round's batch plan would hold {entries:.3g} sample indices ({self.K} step slots x "
+                             f"{self.m} clients x batch {width}), about {entries * 16 / 2**30:.3g} GiB; lower --K "
+                             f"(or --K-v) or --batch-size (at most {MAX_PLAN_ENTRIES:.3g} indices)")
         if lr <= 0:
             raise ValueError(f"the learning rate must be > 0, got {lr}")
         self.lr, self.lr_decay, self.seed = lr, lr_decay, seed
@@ -272,7 +285,7 @@ class Engine:
             try:
                 ctx.state = self._step(ctx.state, anchor, xb, yb, lr, decay, self._phase_k[k])
             except (BackendCompilerFailed, InvalidCxxCompiler) as err:
-                raise RuntimeError(f"torch.compile could not compile the local step of {self.algo.name} "
+                raise ValueError(f"torch.compile could not compile the local step of {self.algo.name} "
                                    f"({type(err).__name__}: {str(err).splitlines()[0][:200]}); run without "
                                    f"--compile (Engine(compile=False))") from None
 
