@@ -102,6 +102,15 @@ def _load_sequence(path):
     return np.asarray(A, dtype=float)
 
 
+def _solve_failed(err, kw: dict) -> int:
+    """Exit 3 with the solver's message; without sigma_g and B the usual cause is an unbounded worst case."""
+    hint = ("" if kw.get("sigma_g") is not None or kw.get("B") is not None else
+            " Without a heterogeneity bound (sigma_g) or a gradient bound (B) the worst case may be unbounded: give "
+            "--set sigma_g=... or B=...")
+    print(f"dfltheory pep: error: {' '.join(str(err).split())}{hint}", file=sys.stderr)
+    return 3
+
+
 def _rounds(args) -> int:
     """Rounds to draw from a time-varying topology: T, or the largest T of a --sweep T=..."""
     name, _, text = (args.sweep or "").partition("=")
@@ -203,8 +212,7 @@ def run(args) -> int:
         result = worst_case(args.algorithm, m, args.K, args.T, args.eta, W=W, spectral=spectral, gap=args.gap,
                             heterogeneity_at=args.heterogeneity_at, **kw)
     except PEPSolveError as err:
-        print(f"dfltheory pep: error: {' '.join(str(err).split())}", file=sys.stderr)
-        return 3
+        return _solve_failed(err, kw)
     cmp = compare(result, lam)
     code = 1 if cmp["finding"] else 0
     if args.json:
@@ -269,8 +277,7 @@ def _sweep(args, kw, W, spectral, m, lam, source) -> int:
         rows = sweep(name, values, args.algorithm, m, args.K, args.T, args.eta, lam=lam, W=W, spectral=spectral,
                      cls=args.lambda_range is not None, gap=args.gap, heterogeneity_at=args.heterogeneity_at, **kw)
     except PEPSolveError as err:
-        print(f"dfltheory pep: error: {' '.join(str(err).split())}", file=sys.stderr)
-        return 3
+        return _solve_failed(err, kw)
     if figure:
         plot(rows, figure, title=f"{args.algorithm}, m = {m}, K = {args.K}" + (f", T = {args.T}" if name != "T" else "")
              + f", eta = {args.eta:g}")

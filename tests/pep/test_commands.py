@@ -210,3 +210,9 @@ def test_time_varying_class(capsys):
     assert d["pep"]["settings"]["mixing_args"]["time_varying"] is True
     code, _, err = run(capsys, "pep", "dfedavg", "--T", "3", "--eta", "0.05", "--lambda", "0.5", "--time-varying")
     assert code == 2 and "--time-varying applies to --lambda-range" in err
+
+
+def test_a_failed_solve_without_sigma_g_or_B_names_the_likely_cause(capsys):
+    code, _, err = run(capsys, "pep", "sgp", "--m", "3", "--T", "3", "--eta", "0.1", "--lambda-range", "-0.5", "0.5")
+    assert code == 3 and len(err.strip().splitlines()) == 1
+    assert "the worst case may be unbounded: give --set sigma_g=... or B=..." in err
