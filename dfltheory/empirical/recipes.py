@@ -122,8 +122,25 @@ def get(name: str) -> Recipe:
 def resolve(cfg: dict) -> dict:
     """``cfg`` completed: every option that is None or missing takes the recipe's value (``cfg['recipe']``, if
     any), else the command's default (:data:`DEFAULTS`); options given keep their values."""
-    base = {**DEFAULTS, **(get(cfg["recipe"]).options if cfg.get("recipe") else {})}
-    return {**cfg, **{k: v for k, v in base.items() if cfg.get(k) is None}}
+    recipe = get(cfg["recipe"]).options if cfg.get("recipe") else {}
+    base = {**DEFAULTS, **recipe}
+    out = {**cfg, **{k: v for k, v in base.items() if cfg.get(k) is None}}
+    own = recipe.get("topology_params")
+    if own is not None:
+        if cfg.get("topology") not in (None, recipe.get("topology")) and cfg.get("topology_params") is None:
+            out["topology_params"] = DEFAULTS.get("topology_params")  # another topology: not the recipe's parameters
+        elif cfg.get("topology_params"):  # the recipe's parameters, with the ones given replacing theirs
+            out["topology_params"] = _merge_params(own, cfg["topology_params"])
+    return out
+
+
+def _merge_params(base: str, given: str) -> str:
+    """'k=10,direction=in' updated by 'k=2' -> 'k=2,direction=in' (a key given replaces the recipe's)."""
+    def pairs(text):
+        return dict(p.split("=", 1) if "=" in p else (p, "") for p in text.split(",") if p.strip())
+
+    merged = {**pairs(base), **pairs(given)}
+    return ",".join(f"{k}={v}" if v != "" else k for k, v in merged.items())
 
 
 def describe(name: str) -> str:

@@ -32,7 +32,7 @@ def check_k(k, n: int, what: str = "k") -> int:
     """Validate a neighbour count 1 <= k <= n - 1."""
     if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or not 1 <= k <= n - 1:
         raise ValueError(f"{what} must be an integer in [1, n-1] = [1, {n - 1}], got {what}={k!r}; "
-                         f"lower {what} or raise n")
+                         f"lower {what} (on the command line: --topology-params {what}=...) or raise n")
     return int(k)
 
 

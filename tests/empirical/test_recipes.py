@@ -284,3 +284,15 @@ def test_loss_selected_push_sum_with_epochs_splits_over_processes(tmp_path):
     for a, b in zip(*rows):
         for key in a:
             assert a[key] == pytest.approx(b[key], rel=1e-5, abs=1e-6), (a["round"], key)
+
+
+def test_topology_options_given_with_a_recipe_merge_with_or_replace_its_parameters():
+    def resolved(**cfg):
+        return recipes.resolve({"recipe": "dfedpgp-cifar10", **cfg})
+
+    assert resolved()["topology_params"] == "k=10,direction=in"
+    assert resolved(topology_params="k=2")["topology_params"] == "k=2,direction=in"  # not silently out-neighbours
+    assert resolved(topology_params="direction=out")["topology_params"] == "k=10,direction=out"
+    assert resolved(topology="ring")["topology_params"] is None  # another topology: the recipe's k does not apply
+    assert resolved(topology="ring", topology_params="")["topology_params"] == ""
+    assert resolved(topology="random", topology_params="k=3")["topology_params"] == "k=3,direction=in"
