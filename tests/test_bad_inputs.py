@@ -209,3 +209,10 @@ def test_fake_data_parameters_are_checked(tmp_path, capsys, params, match):
     argv = ["train", "--algo", "dfedavg", "--dataset", "mnist", "--clients", "4", "--rounds", "1", "--no-progress",
             "--data-params", params, "--out", str(tmp_path / "r")]
     assert match in one_line_error(capsys, argv, "train")
+
+
+def test_an_on_off_option_given_as_a_string_is_refused(tmp_path):
+    cfg = {"algo": "dfedavg", "dataset": "digits", "n": 4, "rounds": 1, "epochs": "no", "progress": False,
+           "out": str(tmp_path / "r")}
+    with pytest.raises(ValueError, match="epochs must be True or False .*got 'no'"):
+        runner.run(cfg)

@@ -61,6 +61,11 @@ INT_OPTIONS = {"n": 1, "rounds": 0, "K": 1, "batch_size": 1, "Q": 1, "K_v": 1, "
 SEED_MAX = 2 ** 32 - 1
 
 
+#: on/off options: a config (the Python API) must give them as booleans, not as truthy strings ('no')
+FLAG_OPTIONS = ("epochs", "compile", "sequential", "local_eval", "fresh_gossip", "download", "sparse", "weighted",
+                "progress")
+
+
 def check_options(cfg: dict) -> None:
     """Refuse, naming the option, a float option that is NaN, infinite or outside its range, an integer option
     below its minimum, a seed or data seed outside [0, 2^32 - 1], and data parameters that are not a dict of
@@ -84,6 +89,10 @@ def check_options(cfg: dict) -> None:
         if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
             where = f"in [0, {SEED_MAX}] (2^32 - 1)" if key.endswith("seed") else f">= {low}"
             raise ValueError(f"--{key.replace('_', '-')} must be an integer {where}, got {value!r}")
+    for key in FLAG_OPTIONS:
+        value = cfg.get(key)
+        if value is not None and not isinstance(value, bool):
+            raise ValueError(f"{key} must be True or False (the --{key.replace('_', '-')} flag), got {value!r}")
     params = cfg.get("data_params")
     if params is None:
         return
