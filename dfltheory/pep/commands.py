@@ -131,6 +131,8 @@ def _mixing(args):
     from dfltheory.topology import build, load_matrix
     from dfltheory.topology.commands import parse_spec
 
+    if args.m is not None and args.m < 2:  # one agent has no mixing (PEPit's centralized methods cover it)
+        raise ValueError(f"--m must be at least 2 agents for a decentralized PEP, got {args.m}")
     if args.lam is not None:
         if args.n is not None or args.weights != "default":
             raise ValueError("--lambda gives the matrix LAM I + (1 - LAM) 11^T/m: drop --n and --weights")

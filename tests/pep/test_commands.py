@@ -216,3 +216,8 @@ def test_a_failed_solve_without_sigma_g_or_B_names_the_likely_cause(capsys):
     code, _, err = run(capsys, "pep", "sgp", "--m", "3", "--T", "3", "--eta", "0.1", "--lambda-range", "-0.5", "0.5")
     assert code == 3 and len(err.strip().splitlines()) == 1
     assert "the worst case may be unbounded: give --set sigma_g=... or B=..." in err
+
+
+def test_one_agent_is_refused_on_the_command_line(capsys):
+    code, _, err = run(capsys, "pep", "dfedavg", "--m", "1", "--T", "2", "--eta", "0.1", *SET, "--lambda", "0.5")
+    assert code == 2 and "--m must be at least 2 agents" in err
