@@ -174,9 +174,7 @@ class Engine:
             self.sampler = ClientSampler(data.client_indices, batch_size)
             self.unit = 1
         self.K = (K + algorithm.K_v) * self.unit  # step slots per round
-        width = int(self.sampler.sizes.max()) if batch_size is None else batch_size
-        if self.epochs:
-            width = self.sampler.width
+        width = self.sampler.width if self.epochs else batch_size or int(self.sampler.sizes.max())
         entries = self.K * self.m * width + (self.sampler.epochs * self.m * self.sampler.pools.shape[1]
                                              if self.epochs else 0)
         if entries > MAX_PLAN_ENTRIES:  # drawn every round: refuse before it exhausts the memory

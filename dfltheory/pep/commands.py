@@ -77,7 +77,7 @@ def _load_sequence(path):
     """An (S, m, m) stack from a .npy file, or None when the file holds one matrix (or is not a .npy)."""
     import numpy as np
 
-    from dfltheory.topology.spectral import check_matrix, check_stochastic
+    from dfltheory.topology.files import check_file_matrix
 
     if not str(path).lower().endswith(".npy"):
         return None
@@ -90,15 +90,8 @@ def _load_sequence(path):
     if A.shape[0] < 1 or A.shape[1] != A.shape[2] or A.shape[1] < 2:
         raise ValueError(f"matrix file {str(path)!r}: a sequence must have shape (S, m, m) with S >= 1 and m >= 2, "
                          f"got {A.shape}")
-    if A.dtype.kind not in "biuf":
-        raise ValueError(f"matrix file {str(path)!r} holds {A.dtype} entries, not real numbers; store the weights "
-                         "as floats")
-    for s, W in enumerate(A):  # every round's matrix checked as a single matrix file is (topology.load_matrix)
-        try:
-            check_matrix(W)
-            check_stochastic(W)
-        except ValueError as err:
-            raise ValueError(f"matrix file {str(path)!r}, matrix {s} of the sequence: {err}") from None
+    for s, W in enumerate(A):  # every round's matrix checked as a single matrix file is
+        check_file_matrix(W, path, where=f", matrix {s} of the sequence")
     return np.asarray(A, dtype=float)
 
 

@@ -62,17 +62,20 @@ def load_matrix(path, stochastic: bool = True):
                             ".csv": "write n rows of n comma-separated numbers, no header "
                                     "(numpy.savetxt(path, W, delimiter=','))",
                             ".mtx": "write it with scipy.io.mmwrite(path, W)"}[path.suffix.lower()]) from err
-    if sp.issparse(W):
-        W = sp.csr_array(W)
-    else:
-        W = np.asarray(W)
+    return check_file_matrix(sp.csr_array(W) if sp.issparse(W) else np.asarray(W), path, stochastic)
+
+
+def check_file_matrix(W, path, stochastic: bool = True, where: str = ""):
+    """``W`` read from ``path`` checked as :func:`load_matrix` checks it (real entries, :func:`spectral.check_matrix`,
+    and with ``stochastic`` :func:`spectral.check_stochastic`); ``where`` places it in the file (a sequence's
+    round), and every error names the file."""
+    name = f"matrix file {str(path)!r}{where}"
     if W.dtype.kind not in "biuf":
-        raise ValueError(f"matrix file {str(path)!r} holds {W.dtype} entries, not real numbers; store the weights "
-                         "as floats")
+        raise ValueError(f"{name} holds {W.dtype} entries, not real numbers; store the weights as floats")
     try:
         W = check_matrix(W)
         if stochastic:
             check_stochastic(W)
     except ValueError as err:
-        raise ValueError(f"matrix file {str(path)!r}: {err}") from None
+        raise ValueError(f"{name}: {err}") from None
     return W
