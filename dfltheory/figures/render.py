@@ -14,6 +14,7 @@ from pathlib import Path
 
 from dfltheory.figures.format import duration, formula, interval, num, ratio
 from dfltheory.figures.verdicts import VERDICT_STATUS, order_text, tally
+from dfltheory.verify.claims import trend_text
 from dfltheory.verify.holds import json_safe
 
 __all__ = ["view", "render", "write", "environment"]
@@ -122,15 +123,6 @@ def _pep(pep: Mapping | None) -> list[dict] | None:
 CLAIM_STATUS = {"agrees": "ok", "in part": "warn", "no difference": "warn", "disagrees": "bad"}
 
 
-def _trend(t: Mapping) -> str:
-    """A topology trend of a claim: Spearman's rho of the metric against the spectral gap, its p-value, verdict."""
-    rho = "undefined" if t.get("rho") is None else num(t["rho"])
-    p = "" if t.get("p_value") is None else f", p {num(t['p_value'])}"
-    arms = f"{t['arms'][0]} … {t['arms'][-1]}: " if t.get("arms") else ""
-    return (f"{arms}{t.get('metric_label', t['metric'])} against the spectral gap: Spearman rho {rho}{p} "
-            f"({t['verdict']})")
-
-
 def _claims(claims: Mapping | None) -> dict | None:
     """The papers' experimental claims (:func:`dfltheory.verify.claims.run_claims`): per claim the statement, the
     paper's number, each arm's mean ± std and the verdict; the figures per paper."""
@@ -141,7 +133,7 @@ def _claims(claims: Mapping | None) -> dict | None:
              "paper_number": c["paper_number"], "verdict": c["verdict"],
              "status": CLAIM_STATUS.get(c["verdict"], "warn"),
              "measured": "; ".join([f"{a['label']} {pct(c, a['mean'])} ± {pct(c, a['std'])}" for a in c["arms"]
-                                    if a.get("mean") is not None] + [_trend(t) for t in c.get("trends", ())]),
+                                    if a.get("mean") is not None] + [trend_text(t, num) for t in c.get("trends", ())]),
              "metric": c.get("metric_label", c["metric"])} for c in claims["claims"]]
     return {"rows": rows, "rule": claims.get("rule", ""), "size": claims.get("size"), "seeds": claims.get("seeds"),
             "rounds": claims.get("rounds"), "m": claims.get("m"), "wall": duration(claims.get("wall_seconds") or 0),

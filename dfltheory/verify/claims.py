@@ -459,6 +459,16 @@ def _curves(rows_per_seed: list[list[dict]], key: str) -> dict:
     return {"round": rounds, "mean": vals.mean(0).tolist(), "std": std.tolist()}
 
 
+def trend_text(t: Mapping, number: Callable[[float], str] = lambda x: f"{x:.2g}") -> str:
+    """A topology trend of a claim's result in words: its arms, the metric against the spectral gap, Spearman's
+    rho, its p-value and the verdict (the report and docs/claims.md; ``number`` formats the two numbers)."""
+    rho = "undefined" if t.get("rho") is None else number(t["rho"])
+    p = "" if t.get("p_value") is None else f", p {number(t['p_value'])}"
+    arms = f"{t['arms'][0]} … {t['arms'][-1]}: " if t.get("arms") else ""
+    return (f"{arms}{t.get('metric_label', t['metric'])} against the spectral gap: Spearman rho {rho}{p} "
+            f"({t['verdict']})")
+
+
 def spearman(x: Sequence[float], y: Sequence[float]) -> float | None:
     """Spearman's rank correlation (average ranks for ties); None where x or y is constant (undefined)."""
     from scipy.stats import rankdata

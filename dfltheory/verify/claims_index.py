@@ -321,11 +321,9 @@ def _arms(r: dict) -> str:
     s = 100.0 if r["metric"] == "test_acc" else 1.0
     arms = [f"{a['label']} {s * a['mean']:.3g} ± {s * a['std']:.2g}" if a["mean"] is not None
             else f"{a['label']} diverged" for a in r["arms"]]
-    trends = [f"{t['arms'][0]} … {t['arms'][-1]}: Spearman rho against the spectral gap "
-              f"{'undefined' if t.get('rho') is None else format(t['rho'], '.2f')}"
-              f"{'' if t.get('p_value') is None else ', p ' + format(t['p_value'], '.2g')} ({t['verdict']})"
-              for t in r.get("trends", ())]
-    return ", ".join(arms + trends)
+    from dfltheory.verify.claims import trend_text
+
+    return ", ".join(arms + [trend_text(t) for t in r.get("trends", ())])
 
 
 def _result_cell(rows: list[dict]) -> str:
