@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 from dfltheory.empirical.algorithms import NAMES
-from dfltheory.empirical.recipes import DEFAULTS
+from dfltheory.empirical.recipes import ALGO_DEFAULTS, DEFAULTS
 
 
 class _Help(argparse.ArgumentDefaultsHelpFormatter):
@@ -16,7 +16,7 @@ class _Help(argparse.ArgumentDefaultsHelpFormatter):
 
 
 def _d(key: str) -> str:
-    return f" (default: {DEFAULTS[key]}, or the recipe's)"
+    return f" (default: { {**DEFAULTS, **ALGO_DEFAULTS}[key]}, or the recipe's)"
 
 
 def register(subparsers) -> None:

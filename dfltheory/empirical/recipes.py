@@ -14,8 +14,11 @@ from dataclasses import dataclass
 
 # the `train` command's defaults for the options a recipe may set (None elsewhere means "the algorithm's default")
 DEFAULTS = {"dataset": "digits", "n": 10, "partition": "dirichlet", "alpha": 0.3, "classes_per_client": 2,
-            "topology": "ring", "weights": "default", "rounds": 100, "K": 5, "lr": 0.1, "lr_decay": 1.0,
-            "batch_size": 32, "weight_decay": 0.0}
+            "topology": "ring", "weights": "default", "rounds": 100, "lr": 0.1, "lr_decay": 1.0,
+            "batch_size": 32, "weight_decay": 0.0, "epochs": False}
+#: defaults that an algorithm may fix (D-PSGD and SGP take K = 1): left unset by :func:`resolve`, so that only a
+#: K the user gives can disagree with the algorithm's; the runner fills them (``runner.run``)
+ALGO_DEFAULTS = {"K": 5}
 
 
 @dataclass(frozen=True)

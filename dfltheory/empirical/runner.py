@@ -27,6 +27,7 @@ from dfltheory.empirical.communication import Mixing
 from dfltheory.empirical.engine import Engine
 from dfltheory.empirical.functional import FlatModel
 from dfltheory.empirical.metrics import Evaluator, measure
+from dfltheory.empirical.recipes import ALGO_DEFAULTS
 
 #: warnings already printed by this process (each distinct text once)
 _WARNED: set[str] = set()
@@ -204,7 +205,7 @@ def build(cfg: dict) -> tuple[Engine, Evaluator]:
             raise ValueError(f"the mixing matrix of {cfg.get('topology')!r} with weights {topo.weights!r} is not "
                              f"{algo.stochastic}-stochastic as {algo.name} needs; {fix}")
         mixing = Mixing(topo, sparse=cfg.get("sparse"), device=device)
-    engine = Engine(model, data, algo, mixing, K=cfg.get("K", 5), lr=cfg.get("lr", 0.1),
+    engine = Engine(model, data, algo, mixing, K=cfg.get("K") or ALGO_DEFAULTS["K"], lr=cfg.get("lr", 0.1),
                     lr_decay=cfg.get("lr_decay", 1.0), batch_size=cfg.get("batch_size", 32), seed=cfg.get("seed", 0),
                     device=device, sequential=cfg.get("sequential", False), client_chunk=cfg.get("client_chunk"),
                     epochs=bool(cfg.get("epochs")), compile=bool(cfg.get("compile")))
@@ -284,6 +285,8 @@ def train(engine: Engine, evaluator: Evaluator, out, rounds: int, *, config: dic
             raise ValueError(f"--resume: no checkpoint in {out}; start the run without --resume")
         saved = read_json(cfile, f"restore it from the options the run was started with, or delete {out} and "
                                  "start again") if cfile.exists() else {}
+        if saved.get("epochs", False) is None:  # written before an unset --epochs was stored as false
+            saved["epochs"] = False
         if saved and "seed" in saved and "data_seed" in config:  # written before data_seed/data_params existed
             saved = {"data_seed": saved["seed"], "data_params": {}, **saved}
         diff = sorted(k for k in set(saved) | set(config) if k not in VOLATILE + ("resume",)
@@ -371,6 +374,14 @@ def run(cfg: dict, resume: bool = False, wrap=None) -> dict:
         if new and not any(out.iterdir()):
             out.rmdir()  # leave no empty run directory behind a run that never started
         raise
+    forced = engine.algo.K
+    if forced is not None and cfg.get("K") not in (None, forced):
+        note = (f"{engine.algo.name} takes K = {forced} local step(s) per round by definition; --K {cfg['K']} is "
+                f"ignored and K = {forced} is stored in config.json")
+        if note not in _WARNED:
+            _WARNED.add(note)
+            print(f"dfltheory train: warning: {note}", file=sys.stderr)
+    cfg = {**cfg, "K": forced or cfg.get("K") or ALGO_DEFAULTS["K"]}  # config.json records the K that ran
     note = admm_step_warning(engine.algo, cfg.get("lr", 0.1), cfg.get("lr_decay", 1.0), int(engine.local_steps.max()),
                              cfg["rounds"])
     if note and note not in _WARNED:  # once per process: a sweep of many runs (claims, verify) says it once

@@ -328,3 +328,32 @@ def test_a_run_started_before_data_seed_existed_resumes(tmp_path):
     (out / "config.json").write_text(json.dumps(saved))
     runner.run({**BASE, "rounds": 3, "out": out}, resume=True)
     assert [r["round"] for r in lines(out)] == [0, 1, 2, 3]
+
+
+def test_an_algorithm_with_a_fixed_K_stores_it_and_warns_only_about_a_K_given(tmp_path, capsys):
+    """D-PSGD takes one local step per round: config.json says K = 1 whatever --K was, and a --K that disagrees
+    is named on stderr; without --K nothing is said."""
+    common = ["train", "--algo", "dpsgd", "--dataset", "synthetic-logistic", "--n", "4", "--rounds", "1",
+              "--no-progress"]
+    assert cli.main([*common, "--K", "3", "--out", str(tmp_path / "a")]) == 0
+    assert "dpsgd takes K = 1 local step(s) per round by definition; --K 3 is ignored" in capsys.readouterr().err
+    assert json.loads((tmp_path / "a" / "config.json").read_text())["K"] == 1
+    assert cli.main([*common, "--out", str(tmp_path / "b")]) == 0
+    assert "--K" not in capsys.readouterr().err
+    assert json.loads((tmp_path / "b" / "config.json").read_text())["K"] == 1
+    assert cli.main([*common, "--rounds", "2", "--out", str(tmp_path / "b"), "--resume"]) == 0
+    assert cli.main(["train", "--algo", "dfedavg", "--dataset", "synthetic-logistic", "--n", "4", "--rounds", "1",
+                     "--no-progress", "--out", str(tmp_path / "c")]) == 0
+    assert json.loads((tmp_path / "c" / "config.json").read_text())["K"] == 5  # the default, stored
+
+
+def test_resume_with_an_explicit_no_epochs_is_the_same_config(tmp_path, capsys):
+    """--no-epochs is what an unset --epochs means: a resume that spells it out continues the run."""
+    common = ["train", "--algo", "dfedavg", "--dataset", "synthetic-logistic", "--n", "4", "--no-progress",
+              "--out", str(tmp_path / "r")]
+    assert cli.main([*common, "--rounds", "1"]) == 0
+    assert json.loads((tmp_path / "r" / "config.json").read_text())["epochs"] is False
+    assert cli.main([*common, "--rounds", "2", "--no-epochs", "--resume"]) == 0
+    assert [r["round"] for r in lines(tmp_path / "r")] == [0, 1, 2]
+    assert cli.main([*common, "--rounds", "3", "--epochs", "--resume"]) == 2
+    assert "--resume with a different config (epochs)" in capsys.readouterr().err
