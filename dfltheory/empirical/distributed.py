@@ -228,8 +228,8 @@ class DistributedEngine:
         plan = e.plan(t)
         last, w = e.last_batch(plan.idx[:, self.lo : self.hi].to(e.device))  # DFedSGPSM-S's losses
         ctx = CommContext(t, e.m, plan.active.to(e.device), e.mixing, e.algo.comm.draws, shared=e.shared,
-                          losses=lambda X: self._all_gather_rows(e.model.batched_loss(X, e.x_train[last],
-                                                                                      e.y_train[last], w)),
+                          losses=lambda X: self._all_gather_rows(e.model.batched_loss(
+                              X, e.x_train[last], e.y_train[last], w, self.block.get("running_stats"))),
                           mixer=self.mix)
         if gather:  # x_bar^t, kept for the auxiliary sequences (Engine.round keeps it every round)
             xbar = self._x_bar()

@@ -21,6 +21,13 @@ slots, client i's batches fill its first ceil(n_i / b), and in the other slots t
 ``~j`` (negative) for a sample j of the client, so a slot with no entry >= 0 is masked, and a partial batch's loss
 is the mean over its entries >= 0 (``FlatModel`` weights).
 
+A model with running statistics (BatchNorm; :mod:`dfltheory.empirical.functional`) adds ``state["running_stats"]``
+(m, n_stats), all rows the module's initial statistics: every gradient call of a local step moves the rows it
+computes by the batch, and no communication rule reads it, so it stays each client's own (subsets of clients, masked
+slots, the sequential schedule, checkpoints and the rank split carry it as any other state entry). With local epochs
+every client's sample count must be a multiple of the batch size: the padding of a partial batch would enter the
+batch statistics.
+
 A partially shared model (DFedPGP) keeps ``shared``, the (d,) mask of the coordinates that push-sum mixes and
 de-biases; the others are each client's personal parameters.
 
@@ -199,6 +206,10 @@ class Engine:
         self.shared = None if algorithm.split is None else ~algorithm.split(model).to(self.device)
         x = x0.to(self.device).expand(self.m, -1).clone()  # all clients start at the same x^0 (card dfedsam §11)
         self.state = {"x": x, **algorithm.local.init(x), **algorithm.comm.init_state(x)}
+        stats = model.initial_stats()
+        if stats is not None:  # per client, trained by the local steps, never communicated (module docstring)
+            self.state["running_stats"] = stats.to(self.device).expand(self.m, -1).clone()
+            self._check_full_batches()
         self.cstate = algorithm.comm.init(x)
         self.t, self.sent = 0, 0
         self.xbar_prev = self.x_bar().clone()  # x_bar^{-1} := x_bar^0
@@ -213,6 +224,35 @@ class Engine:
             rule, first = algorithm.local, {}  # each step k runs as the first step of its phase
             self._phase_k = [first.setdefault(rule.phase(k, self.unit), k) for k in range(self.K)]
             self._step = torch.compile(self._step_fn, dynamic=False)
+
+    def _check_full_batches(self) -> None:
+        """Running statistics with local epochs: refuse partial batches, whose padding would enter the norm layers'
+        batch statistics (``FlatModel`` computes a padded batch's loss, not its statistics, on the valid samples)."""
+        if not self.epochs:
+            return
+        sizes, b = self.sampler.sizes, self.sampler.width
+        if bool((sizes % b).any()):
+            norms = ", ".join(sorted({type(mod).__name__ for mod in self.model.norms}))
+            raise ValueError(f"the model's {norms} layers take statistics over each batch, and with local epochs a "
+                             f"client whose sample count is not a multiple of the batch size {b} (sizes "
+                             f"{sorted(set(sizes.tolist()))}) ends each epoch on a padded partial batch; use a batch "
+                             f"size that divides every client's sample count, sampled steps (--no-epochs), or "
+                             f"GroupNorm")
+
+    def _oracle(self, ctx: StepContext, xb: torch.Tensor, yb: torch.Tensor, w: torch.Tensor | None = None,
+                vmapped: bool = False):
+        """``ctx.grad`` on one step's batch: X -> the rows' minibatch gradients at X. With running statistics each
+        call also moves ``ctx.state["running_stats"]`` by the batch, as every forward of a training loop does (SAM:
+        both passes; ``FlatModel``). ``vmapped``: always by ``vmap(grad)`` (the compiled step)."""
+        fn = self.model.vmapped_grad if vmapped else self.model.batched_grad
+        if "running_stats" not in ctx.state:
+            return lambda X: fn(X, xb, yb, self.client_chunk, w)
+
+        def grad(X):
+            g, ctx.state["running_stats"] = fn(X, xb, yb, self.client_chunk, w, ctx.state["running_stats"])
+            return g
+
+        return grad
 
     def _cast(self, t, dtype: torch.dtype) -> torch.Tensor:
         """A data tensor on the engine's device, floating-point ones in the models' dtype (labels stay int64)."""
@@ -249,8 +289,7 @@ class Engine:
             return ctx.state
         for k in range(self.K):
             if valid is None:
-                xb, yb = self.x_train[idx[k]], self.y_train[idx[k]]
-                ctx.k, ctx.grad = k, (lambda X, xb=xb, yb=yb: self.model.batched_grad(X, xb, yb, self.client_chunk))
+                ctx.k, ctx.grad = k, self._oracle(ctx, self.x_train[idx[k]], self.y_train[idx[k]])
                 d = rule.direction(None, ctx)
                 ctx.state["x"] = torch.add(ctx.x, d, alpha=-lr)  # x <- x - eta d, one fused pass
             else:
@@ -263,7 +302,8 @@ class Engine:
         """One local step, gradient oracle, the rule's transforms and the update, as one function for
         ``torch.compile``; ``lr`` and ``decay`` are 0-d tensors, ``k`` the first step of step k's phase."""
         ctx = StepContext(state=dict(state), anchor=anchor, lr=lr, K=self.K, shared=self.shared, decay=decay,
-                          unit=self.unit, k=k, grad=lambda X: self.model.vmapped_grad(X, xb, yb, self.client_chunk))
+                          unit=self.unit, k=k, grad=None)
+        ctx.grad = self._oracle(ctx, xb, yb, vmapped=True)
         d = self.algo.local.direction(None, ctx)
         ctx.x.sub_(lr * d)  # in place: the round's own copy of x (see _compiled_steps), no fresh (m, d) buffer
         return ctx.state
@@ -304,7 +344,7 @@ class Engine:
         w = w / w.sum(-1, keepdim=True).clamp_min(1.0)
         rows = torch.where(valid, idx, ~idx)
         xb, yb = self.x_train[rows], self.y_train[rows]
-        step.k, step.grad = k, (lambda X: self.model.batched_grad(X, xb, yb, self.client_chunk, w))
+        step.k, step.grad = k, self._oracle(step, xb, yb, w)
         before = dict(step.state)
         d = self.algo.local.direction(None, step)
         step.state["x"] = torch.add(step.x, d, alpha=-lr)
@@ -330,7 +370,8 @@ class Engine:
         last, w = self.last_batch(plan.idx.to(self.device))  # the round's last minibatch: DFedSGPSM-S's losses
         ctx = CommContext(self.t, self.m, plan.active.to(self.device), self.mixing, self.algo.comm.draws,
                           shared=self.shared,
-                          losses=lambda X: self.model.batched_loss(X, self.x_train[last], self.y_train[last], w))
+                          losses=lambda X: self.model.batched_loss(X, self.x_train[last], self.y_train[last], w,
+                                                                   self.state.get("running_stats")))
         self.xbar_prev = self.x_bar().clone()  # x_bar^t, kept for the auxiliary sequences after the round
         if self.sequential:
             self._sequential_round(plan, ctx)

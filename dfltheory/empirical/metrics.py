@@ -16,6 +16,10 @@ x_bar^t is the average the theory means (``Algorithm.average``): the mean of the
 DFedCata the mean of the aggregated models a_bar^t (card dfedcata §3.1 "output"); with ``sequential=True`` (the
 authors' one-client-at-a-time schedule) the mean of the trained local models, which the public code evaluates.
 
+A model with running statistics (BatchNorm; ``FlatModel``) is measured in eval mode: each client's model x_i^t (and
+DFedPGP's (ubar, v_i)) on its own statistics, row i of ``engine.state["running_stats"]``; the average model x_bar^t
+and the auxiliary points on the mean of the clients' rows.
+
 DFedPGP (personal v_i, shared u_i, push-sum weights mu_i; card dfedpgp §2, §6.6, §10.18) replaces the
 global-model keys by its own (:func:`measure_personal`):
 
@@ -52,26 +56,29 @@ class Evaluator:
         tests = data.client_test_indices or [torch.arange(len(data.y_test))] * len(self.clients)
         self.client_tests = [torch.as_tensor(ix, dtype=torch.long).to(self.device) for ix in tests]
 
-    def objective(self, x: torch.Tensor) -> tuple[float, torch.Tensor]:
-        """f(x) = (1/m) sum_i f_i(x) and its gradient, on all training data (chunked per client)."""
+    def objective(self, x: torch.Tensor, stats: torch.Tensor | None = None) -> tuple[float, torch.Tensor]:
+        """f(x) = (1/m) sum_i f_i(x) and its gradient, on all training data (chunked per client); ``stats``: the
+        model's running statistics (eval mode)."""
         x = x.detach().requires_grad_(True)
         total, g = 0.0, torch.zeros_like(x)
         m = len(self.clients)
         for ix in self.clients:
             for part in ix.split(self.chunk):
                 w = len(part) / (len(ix) * m)
-                loss = self.model.loss_at(x, self.x_train[part], self.y_train[part]) * w
+                loss = self.model.loss_at(x, self.x_train[part], self.y_train[part], stats=stats) * w
                 g += torch.autograd.grad(loss, x)[0]
                 total += float(loss.detach())
         return total, g
 
-    def client_objectives(self, X: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        """f_i(X[i]) and grad f_i(X[i]) on client i's whole training set, for every row i (personal models)."""
+    def client_objectives(self, X: torch.Tensor,
+                          stats: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+        """f_i(X[i]) and grad f_i(X[i]) on client i's whole training set, for every row i (personal models; on
+        running statistics ``stats[i]``)."""
         losses, grads = torch.zeros(len(X), dtype=torch.float64), torch.zeros_like(X)
         for i, ix in enumerate(self.clients):
-            x = X[i].detach().requires_grad_(True)
+            x, s = X[i].detach().requires_grad_(True), None if stats is None else stats[i]
             for part in ix.split(self.chunk):
-                loss = self.model.loss_at(x, self.x_train[part], self.y_train[part]) * (len(part) / len(ix))
+                loss = self.model.loss_at(x, self.x_train[part], self.y_train[part], stats=s) * (len(part) / len(ix))
                 grads[i] += torch.autograd.grad(loss, x)[0]
                 losses[i] += float(loss.detach())
         return losses, grads
@@ -83,26 +90,28 @@ class Evaluator:
         return torch.stack([self.model.loss(o, y) * len(y) for o in outputs]).to(torch.float64)
 
     @torch.no_grad()
-    def test(self, x: torch.Tensor) -> float:
-        """Test accuracy (classification) or mean test loss (regression) of one model."""
-        return float(self.test_many(x.unsqueeze(0))[0])
+    def test(self, x: torch.Tensor, stats: torch.Tensor | None = None) -> float:
+        """Test accuracy (classification) or mean test loss (regression) of one model (on statistics ``stats``)."""
+        return float(self.test_many(x.unsqueeze(0), None if stats is None else stats.unsqueeze(0))[0])
 
     @torch.no_grad()
-    def test_many(self, X: torch.Tensor) -> torch.Tensor:
-        """Test score of every row of X (vmap over models, chunks of the test set)."""
+    def test_many(self, X: torch.Tensor, stats: torch.Tensor | None = None) -> torch.Tensor:
+        """Test score of every row of X, on statistics ``stats[i]`` (vmap over models, chunks of the test set)."""
         step = max(1, 20000 // X.shape[0])
         score = torch.zeros(X.shape[0], dtype=torch.float64, device=X.device)
         for s in range(0, len(self.y_test), step):
-            out = self.model.batched_forward(X, self.x_test[s : s + step])
+            out = self.model.batched_forward(X, self.x_test[s : s + step], stats)
             score += self._test_scores(out, self.y_test[s : s + step])
         return score / len(self.y_test)
 
     @torch.no_grad()
-    def personal_test(self, X: torch.Tensor) -> float:
-        """Mean over clients (with test data) of the test score of X[i] on client i's own test split (the pooled
-        test set if the data has no split): DFedPGP's personal test accuracy (card dfedpgp §8, seed L187)."""
-        scores = [self._test_scores(self.model.forward(x, self.x_test[ix]).unsqueeze(0), self.y_test[ix])[0] / len(ix)
-                  for x, ix in zip(X, self.client_tests) if len(ix)]
+    def personal_test(self, X: torch.Tensor, stats: torch.Tensor | None = None) -> float:
+        """Mean over clients (with test data) of the test score of X[i] (on statistics ``stats[i]``) on client i's
+        own test split (the pooled test set if the data has no split): DFedPGP's personal test accuracy (card
+        dfedpgp §8, seed L187)."""
+        rows = [None] * len(X) if stats is None else stats
+        scores = [self._test_scores(self.model.forward(x, self.x_test[ix], s).unsqueeze(0), self.y_test[ix])[0]
+                  / len(ix) for x, s, ix in zip(X, rows, self.client_tests) if len(ix)]
         return float(torch.stack(scores).mean())
 
 
@@ -117,19 +126,20 @@ def consensus(X: torch.Tensor, center: torch.Tensor | None = None) -> float:
 def measure(engine, evaluator: Evaluator, local: bool = True) -> dict:
     """One metrics record of the engine's current state (see the module table)."""
     key = "acc" if evaluator.task == "classification" else "loss"
-    models = engine.client_models()
+    models, stats = engine.client_models(), engine.state.get("running_stats")
+    mean = None if stats is None else stats.mean(0)  # the average models' statistics (module docstring)
     rec = {"round": engine.t, "lr": engine.lr_at(engine.t), "models_sent": engine.sent}
     if engine.shared is not None:
         rec.update(measure_personal(engine, evaluator, models, key))
     else:
         xbar = engine.x_bar()
-        loss, g = evaluator.objective(xbar)
+        loss, g = evaluator.objective(xbar, mean)
         rec.update({"train_loss": loss, "grad_norm_sq": float((g**2).sum()), "consensus": consensus(models, xbar),
-                    f"test_{key}": evaluator.test(xbar)})
+                    f"test_{key}": evaluator.test(xbar, mean)})
     for name, point in engine.aux_points().items():
-        rec[f"grad_norm_sq_{name}"] = float((evaluator.objective(point)[1] ** 2).sum())
+        rec[f"grad_norm_sq_{name}"] = float((evaluator.objective(point, mean)[1] ** 2).sum())
     if local:
-        rec[f"local_test_{key}_mean"] = float(evaluator.test_many(models).mean())
+        rec[f"local_test_{key}_mean"] = float(evaluator.test_many(models, stats).mean())
     rec["finite"] = all(math.isfinite(v) for v in rec.values() if isinstance(v, float))
     return rec
 
@@ -140,21 +150,21 @@ def measure_personal(engine, evaluator: Evaluator, models: torch.Tensor, key: st
     ubar^t is the u-part of the mean of the numerators (x_bar); Delta_ubar^{t-1} needs V^t, the personal parameters
     that round t-1 produced, so it is measured once that round has run (``engine.xbar_prev`` = x_bar^{t-1}).
     """
-    s, X = engine.shared, engine.state["x"]
+    s, X, stats = engine.shared, engine.state["x"], engine.state.get("running_stats")
     ubar = engine.x_bar()
 
     def with_shared(u):  # (u, v_i) for every client i
         return torch.where(s, u, X)
 
     def personal_grad_norm_sq(Y):  # (1/m) sum_i ||grad_v F_i(Y_i)||^2
-        return float((evaluator.client_objectives(Y)[1][:, ~s] ** 2).sum(1).mean())
+        return float((evaluator.client_objectives(Y, stats)[1][:, ~s] ** 2).sum(1).mean())
 
-    losses = evaluator.client_objectives(with_shared(ubar))[0]
-    grad_u = evaluator.client_objectives(with_shared(engine.xbar_prev))[1].mean(0)[s]
+    losses = evaluator.client_objectives(with_shared(ubar), stats)[0]
+    grad_u = evaluator.client_objectives(with_shared(engine.xbar_prev), stats)[1].mean(0)[s]
     return {"train_loss": float(losses.mean()), "grad_norm_sq_u": float((grad_u**2).sum()),
             "grad_norm_sq_v": personal_grad_norm_sq(X), "grad_norm_sq_v_z": personal_grad_norm_sq(models),
             "consensus": float(((models - ubar)[:, s] ** 2).sum(1).mean()),
-            f"test_{key}": evaluator.personal_test(models)}
+            f"test_{key}": evaluator.personal_test(models, stats)}
 
 
 def read_records(path) -> list[dict]:

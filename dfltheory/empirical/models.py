@@ -1,9 +1,9 @@
 """Models of the papers' experiments, built to run under torch.func.functional_call + vmap.
 
-vmap over stacked client parameters needs models without running statistics, so every normalisation is
-GroupNorm, never BatchNorm (the papers' ResNet-18 already swaps BatchNorm for GroupNorm: dfedadmm.md §8,
-dfedsam.md §8, dfedpgp.md §8, dfedsgpsm.md §8; dfedcata.md §8 names GroupNorm(2) in the authors' code; we do
-the same in VGG-11), and no model has dropout or buffers.
+The papers' ResNet-18 swaps BatchNorm for GroupNorm (dfedadmm.md §8, dfedsam.md §8, dfedpgp.md §8, dfedsgpsm.md
+§8; dfedcata.md §8 names GroupNorm(2) in the authors' code), and we do the same in VGG-11: every model the recipes
+use normalises with GroupNorm and has no buffers. ``vgg11-bn`` is the one model with BatchNorm (running statistics,
+kept per client by the engine: :mod:`dfltheory.empirical.functional`). No model has dropout.
 
 * ``linear``: x -> W x, no bias (regression; with ``synthetic-quadratic`` the weight is the x of the constants).
 * ``logreg``: multinomial logistic regression, one affine layer.
@@ -13,6 +13,9 @@ the same in VGG-11), and no model has dropout or buffers.
   'same' padding so that both pools fit.
 * ``vgg11``: VGG-11 convolution stack (Simonyan & Zisserman 2014) with GroupNorm and a 512-512-classes head
   (dfedsam.md §8, CIFAR-10); pools that would shrink a side below 1 are skipped.
+* ``vgg11-bn``: the same with BatchNorm2d after every convolution (torchvision's ``vgg11_bn`` stack, our head):
+  the BatchNorm reading of dfedsam.md §11 item 20 (whether DFedSAM's VGG-11 also swaps BatchNorm for GroupNorm is
+  unclear). ``vgg11`` (GroupNorm) stays the model the recipes use.
 * ``split-linear``: inputs (2, d) read as a = (a_u, a_v); prediction a_u^T u + a_v^T v, two bias-free Linear
   layers ``shared`` (u) and ``personal`` (v), the last one, so DFedPGP keeps v personal (``synthetic-personal``).
 * ``resnet18``: CIFAR ResNet-18 (3x3 stem, no stem pool, BasicBlocks [2, 2, 2, 2]) with GroupNorm
@@ -33,7 +36,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-MODELS = ("linear", "split-linear", "logreg", "mlp", "cnn", "vgg11", "resnet18", "resnet18-imagenet")
+MODELS = ("linear", "split-linear", "logreg", "mlp", "cnn", "vgg11", "resnet18", "resnet18-imagenet", "vgg11-bn")
 _VGG11 = (64, "M", 128, "M", 256, 256, "M", 512, 512, "M", 512, 512, "M")
 
 
@@ -59,8 +62,8 @@ def _cnn(input_shape, num_classes):
     )
 
 
-def _vgg11(input_shape, num_classes, groups):
-    c, h, w = _image_shape("vgg11", input_shape)
+def _vgg11(input_shape, num_classes, groups, batchnorm=False):
+    c, h, w = _image_shape("vgg11-bn" if batchnorm else "vgg11", input_shape)
     layers = []
     for v in _VGG11:
         if v == "M":
@@ -68,7 +71,8 @@ def _vgg11(input_shape, num_classes, groups):
                 layers.append(nn.MaxPool2d(2, 2))
                 h, w = h // 2, w // 2
         else:
-            layers += [nn.Conv2d(c, v, 3, padding=1), nn.GroupNorm(groups, v), nn.ReLU()]
+            layers += [nn.Conv2d(c, v, 3, padding=1), nn.BatchNorm2d(v) if batchnorm else nn.GroupNorm(groups, v),
+                       nn.ReLU()]
             c = v
     return nn.Sequential(
         *layers, nn.AdaptiveAvgPool2d(1), nn.Flatten(),
@@ -137,7 +141,7 @@ class ResNet18(nn.Module):
 def make_model(name, input_shape, num_classes, hidden=200, groups=2) -> nn.Module:
     """Build model ``name`` for inputs of shape ``input_shape`` (without batch axis) and ``num_classes`` outputs.
 
-    ``hidden`` sets the MLP width, ``groups`` the GroupNorm group count (VGG-11, ResNet-18; must divide 64).
+    ``hidden`` sets the MLP width, ``groups`` the GroupNorm group count (``vgg11``, ResNet-18; must divide 64).
     For ``linear`` (regression) ``num_classes`` is the output dimension (1 for the synthetic quadratic).
     """
     if name not in MODELS:
@@ -163,8 +167,8 @@ def make_model(name, input_shape, num_classes, hidden=200, groups=2) -> nn.Modul
                              nn.Linear(hidden, num_classes))
     if name == "cnn":
         return _cnn(input_shape, num_classes)
-    if name == "vgg11":
-        return _vgg11(input_shape, num_classes, groups)
+    if name in ("vgg11", "vgg11-bn"):
+        return _vgg11(input_shape, num_classes, groups, batchnorm=name == "vgg11-bn")
     return ResNet18(input_shape, num_classes, groups, stem="imagenet" if name == "resnet18-imagenet" else "cifar")
 
 

@@ -54,10 +54,10 @@ def test_vmap_grad_over_stacked_params_matches_autograd():
 
 
 @pytest.mark.parametrize("name", MODELS)
-def test_no_batchnorm_and_groupnorm_where_normalised(name):
+def test_batchnorm_only_in_vgg11_bn_and_groupnorm_where_normalised(name):
     shape, k = {"linear": ((7,), 10), "split-linear": ((2, 7), 1)}.get(name, ((3, 32, 32), 10))
     modules = list(make_model(name, shape, k).modules())
-    assert not any(isinstance(m, nn.modules.batchnorm._BatchNorm) for m in modules)
+    assert any(isinstance(m, nn.modules.batchnorm._BatchNorm) for m in modules) == (name == "vgg11-bn")
     assert not any(isinstance(m, nn.Dropout) for m in modules)
     n_gn = sum(isinstance(m, nn.GroupNorm) for m in modules)
     assert (n_gn > 0) == (name in ("vgg11", "resnet18", "resnet18-imagenet"))
@@ -76,7 +76,7 @@ def test_parameter_counts_match_the_papers_architectures(name, shape, k, count):
 
 def test_small_images_fit_every_image_model():
     x = torch.randn(2, 1, 8, 8)
-    for name in ("logreg", "mlp", "cnn", "vgg11", "resnet18", "resnet18-imagenet"):
+    for name in ("logreg", "mlp", "cnn", "vgg11", "resnet18", "resnet18-imagenet", "vgg11-bn"):
         assert make_model(name, (1, 8, 8), 10)(x).shape == (2, 10)
 
 

@@ -197,9 +197,10 @@ def test_last_batch_is_each_clients_last_real_batch():
         torch.testing.assert_close(loss[i], engine.model.loss_at(X[i], data.x_train[ix], data.y_train[ix]))
 
 
-def test_batchnorm_is_refused():
-    with pytest.raises(ValueError, match="BatchNorm2d.*GroupNorm"):
-        FlatModel(nn.Sequential(nn.Conv2d(1, 2, 3), nn.BatchNorm2d(2)), loss_fn("classification"))
+def test_batchnorm_running_statistics_are_one_flat_vector():
+    """BatchNorm is trained with per-client running statistics (tests/empirical/test_batchnorm.py)."""
+    model = FlatModel(nn.Sequential(nn.Conv2d(1, 2, 3), nn.BatchNorm2d(2)), loss_fn("classification"))
+    assert model.stat_names == ["1.running_mean", "1.running_var"] and model.n_stats == 4
 
 
 # ------------------------------------------------------------------------------------------------ recipes
