@@ -27,11 +27,19 @@ import torch
 VERSION = 1  # bump when the rule changes: cached results of another version are recomputed
 
 
+def _check_no_stats(model) -> None:
+    """Fine-tuning and scoring here use no running statistics: refuse a model that has them (BatchNorm)."""
+    if model.n_stats:
+        raise ValueError("fine-tuning and the personal accuracy keep no per-client running statistics, and the "
+                         "model has BatchNorm layers; use a model with GroupNorm (e.g. vgg11 rather than vgg11-bn)")
+
+
 def finetune(engine, steps: int, lr: float | None = None) -> torch.Tensor:
     """Every client's model after ``steps`` SGD steps on its own data from its final model (rows of the (m, d)
     result); ``lr`` defaults to the run's next learning rate eta decay^t."""
     if isinstance(steps, bool) or not isinstance(steps, int) or steps < 0:
         raise ValueError(f"steps must be an integer >= 0 (local fine-tuning steps), got {steps!r}")
+    _check_no_stats(engine.model)
     lr = engine.lr_at(engine.t) if lr is None else lr
     X = engine.client_models().detach().clone()
     if steps:
@@ -49,6 +57,7 @@ def personal_accuracy(evaluator, X: torch.Tensor) -> float:
 
     if evaluator.task != "classification":
         raise ValueError("personal accuracy needs a classification data set")
+    _check_no_stats(evaluator.model)
     splits = evaluator.client_tests
     sizes = torch.tensor([len(ix) for ix in splits], device=X.device)
     idx = pad_sequence(splits, batch_first=True)  # (m, longest split), padded with index 0 and masked

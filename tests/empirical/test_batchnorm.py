@@ -16,6 +16,7 @@ from dfltheory import cli
 from dfltheory.empirical import algorithms as A
 from dfltheory.empirical import data as D
 from dfltheory.empirical import distributed as DI
+from dfltheory.empirical import finetune
 from dfltheory.empirical import runner
 from dfltheory.empirical.communication import Mixing
 from dfltheory.empirical.engine import Engine
@@ -248,6 +249,11 @@ def test_refusals_name_the_fix(data):
         FlatModel(nn.Sequential(nn.Linear(3, 3), nn.Dropout(0.5)), loss_fn("classification"))
     with pytest.raises(ValueError, match=r"BatchNorm1d layers have momentum=None.*set their momentum"):
         FlatModel(nn.Sequential(nn.Linear(3, 3), nn.BatchNorm1d(3, momentum=None)), loss_fn("classification"))
+    eng = bn_engine(data)
+    with pytest.raises(ValueError, match="fine-tuning and the personal accuracy keep no per-client running statistics"):
+        finetune.finetune(eng, 1)
+    with pytest.raises(ValueError, match="GroupNorm"):
+        finetune.personal_accuracy(Evaluator(eng.model, data), eng.state["x"])
     plain = FlatModel(nn.Sequential(nn.Linear(3, 3), nn.InstanceNorm1d(3), nn.Dropout(0.0)), loss_fn("regression"))
     assert plain.n_stats == 0 and plain.initial_stats() is None  # no running statistics: nothing to keep
 
