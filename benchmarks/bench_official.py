@@ -9,11 +9,14 @@ Same problem, same number of SGD steps (K per client and round, batch b), ring t
 * ``engine --compile``: the same with each local step one ``torch.compile``d function (``Engine(compile=True)``; the
   warm-up round compiles);
 * ``engine --sequential``: the engine's code mode, the authors' Gauss-Seidel schedule client by client;
-* ``ceiling``: the same forward/backward FLOPs with no engine around them, K steps with their SGD updates, no gossip,
-  the fastest of: the module's plain forward/backward over all m*b samples at once (shared weights: the same FLOPs,
-  one large GEMM or convolution per layer); the same over m batches of b, one after the other (what fits the caches
-  when the activations are large); for the MLP a hand-written batched matmul chain (``bmm`` forward and backward
-  over the m clients' own weights, checked against ``vmap(grad)``).
+* ``ceiling``: the round's whole arithmetic with no engine around it: K steps of forward/backward with their SGD
+  updates, each followed by DFedCata's vector operations on an (m, d) state (anchor pull, per-client clip, weight
+  decay), and the round's gossip with its extrapolation (``cata_arithmetic``), the fastest of: the module's plain
+  forward/backward over all m*b samples at once (shared weights: the same FLOPs, one large GEMM or convolution per
+  layer); the same over m batches of b, one after the other (what fits the caches when the activations are large);
+  for the MLP a hand-written batched matmul chain (``bmm`` forward and backward over the m clients' own weights,
+  checked against ``vmap(grad)``), each with the vector operations eager or ``torch.compile``d. The ``reference:`` rows are the same without DFedCata's vector operations and
+  the gossip (forward/backward FLOPs and SGD updates only), printed beside.
 
 Cases: ``mlp-20`` / ``mlp-100`` (digits, MLP 64-128-10, b = 16), ``lenet-20`` (the code's LeNet on CIFAR-shaped fake
 data 3x32x32, b = 16), and with ``--device cuda`` ``resnet18-100`` and ``resnet18-imagenet-100`` (CIFAR-10-shaped fake
@@ -44,6 +47,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from dfltheory.empirical import algorithms as A
+from dfltheory.empirical.allocator import keep_freed_memory
 from dfltheory.empirical import data as D
 from dfltheory.empirical.communication import Mixing
 from dfltheory.empirical.engine import Engine
@@ -161,33 +165,64 @@ def bmm_mlp(params, X, Y, lr):
     return grads
 
 
+def cata_arithmetic(eng: Engine, device, compiled: bool = False):
+    """DFedCata's vector arithmetic around the gradients, on an (m, d) state, in eager in-place operations: per step
+    (``step(G)``, G the (m, d) gradients) the anchor pull, the per-client clip and weight decay with the update
+    x <- x - lr (clip(g - lam y) + (lam + wd) x); per round (``comm()``) the gossip a = W X (the engine's sparse W)
+    and the extrapolation y = a + beta (a - x), with the mean of a. The same operations as the engine and the
+    authors' code, written as cheaply as eager PyTorch allows; ``compiled``: each of the two through
+    ``torch.compile``, which fuses them into a few loops over the state (the engine's ``--compile`` does the same)."""
+    from dfltheory.empirical.rules import TORCH_CLIP_EPS
+
+    X, W = eng.state["x"].clone(), eng.mixing.at(0)
+    anchor, lam, decay = X.clone(), HP["lam_pen"], HP["lam_pen"] + HP["weight_decay"]
+
+    def step(G):
+        d = torch.sub(G, anchor, alpha=lam)
+        scale = torch.linalg.vector_norm(d, dim=1, keepdim=True).add_(TORCH_CLIP_EPS)
+        scale = torch.clamp(official.MAX_NORM / scale, max=1.0)
+        d.mul_(scale).add_(X, alpha=decay)
+        X.sub_(d, alpha=LR)
+
+    def comm():
+        a = torch.sparse.mm(W, X)
+        X.sub_(a).mul_(-HP["beta"]).add_(a)  # a + beta (a - x)
+        anchor.copy_(X)
+        a.mean(0)
+
+    if compiled:
+        return torch.compile(step, dynamic=False), torch.compile(comm, dynamic=False)
+    return step, comm
+
+
 def ceilings(case: Case, eng: Engine, device) -> dict[str, callable]:
-    """Round functions of the ceiling variants, K steps each on the engine's minibatches of one round."""
+    """Round functions of the ceiling variants, K steps each on the engine's minibatches of one round: each variant's
+    forward/backward with its SGD update, then DFedCata's vector arithmetic (:func:`cata_arithmetic`) on an (m, d)
+    state at every step and its gossip at the end of the round, so that a ceiling does the round's whole arithmetic.
+    The rows named ``reference:`` leave that arithmetic out (forward/backward and SGD update only, the ceiling's
+    earlier definition); they are printed, not taken as the ceiling."""
     idx = eng.plan(0).idx
     xs, ys = eng.x_train[idx.to(device)], eng.y_train[idx.to(device)]  # (K, m, b, ...)
     m, b = case.m, case.batch
     module = factory(case)().to(device)
-    out = {}
+    G = torch.randn_like(eng.state["x"]).mul_(0.01)  # stands for the rows of gradients the variants compute
 
-    def plain():
-        for k in range(case.K):
-            loss = F.cross_entropy(module(xs[k].reshape(m * b, *xs.shape[3:])), ys[k].reshape(-1)) * m
+    def plain(k):
+        loss = F.cross_entropy(module(xs[k].reshape(m * b, *xs.shape[3:])), ys[k].reshape(-1)) * m
+        grads = torch.autograd.grad(loss, list(module.parameters()))
+        with torch.no_grad():
+            for p, g in zip(module.parameters(), grads):
+                p.sub_(g, alpha=LR)
+
+    def per_client(k):
+        for i in range(m):
+            loss = F.cross_entropy(module(xs[k, i]), ys[k, i])
             grads = torch.autograd.grad(loss, list(module.parameters()))
             with torch.no_grad():
                 for p, g in zip(module.parameters(), grads):
                     p.sub_(g, alpha=LR)
 
-    def per_client():
-        for k in range(case.K):
-            for i in range(m):
-                loss = F.cross_entropy(module(xs[k, i]), ys[k, i])
-                grads = torch.autograd.grad(loss, list(module.parameters()))
-                with torch.no_grad():
-                    for p, g in zip(module.parameters(), grads):
-                        p.sub_(g, alpha=LR)
-
-    out["ceiling: plain fwd/bwd over m*b"] = plain
-    out["ceiling: plain fwd/bwd, m batches"] = per_client
+    steps = {"plain fwd/bwd over m*b": plain, "plain fwd/bwd, m batches": per_client}
     if case.model == "mlp":
         flat = eng.state["x"].clone()
         params = [t.reshape(m, *s).clone() for t, s in zip(flat.split(eng.model.numels, 1), eng.model.shapes)]
@@ -196,12 +231,26 @@ def ceilings(case: Case, eng: Engine, device) -> dict[str, callable]:
         ref = eng.model.batched_grad(flat, xs[0], ys[0]).split(eng.model.numels, 1)
         err = max(float((g.reshape(m, -1) - r).abs().max()) for g, r in zip(check, ref))
         assert err < 1e-5, f"the bmm chain's gradients differ from vmap(grad) by {err}"
+        steps["bmm chain, own weights"] = lambda k: bmm_mlp(params, X[k], Y[k], LR)
+    out = {}
+    variants = [(name, fwd_bwd, False) for name, fwd_bwd in steps.items()]
+    variants += [(f"{name}, vector ops compiled", steps[name], True) for name in steps if "m batches" not in name]
+    for name, fwd_bwd, compiled in variants:
+        cata_step, cata_comm = cata_arithmetic(eng, device, compiled)
 
-        def chain():
+        def whole(fwd_bwd=fwd_bwd, cata_step=cata_step, cata_comm=cata_comm):
             for k in range(case.K):
-                bmm_mlp(params, X[k], Y[k], LR)
+                fwd_bwd(k)
+                cata_step(G)
+            cata_comm()
 
-        out["ceiling: bmm chain, own weights"] = chain
+        def bare(fwd_bwd=fwd_bwd):
+            for k in range(case.K):
+                fwd_bwd(k)
+
+        out[f"ceiling: {name}"] = whole
+        if not compiled:
+            out[f"reference: {name}, no DFedCata vector ops, no gossip"] = bare
     return out
 
 
@@ -338,7 +387,11 @@ def main(argv=None):
     p.add_argument("--profile", action="store_true", help="torch.profiler's top operators of the engine's round")
     p.add_argument("--proposals", action="store_true", help="time the engine changes docs/benchmarks.md proposes")
     p.add_argument("--threads", type=int, default=1)
+    p.add_argument("--return-freed-memory", action="store_true",
+                   help="leave glibc's malloc as it is (freed memory back to the system, pages faulted in again) "
+                        "instead of keep_freed_memory(), which the dfltheory commands call")
     args = p.parse_args(argv)
+    kept = False if args.return_freed_memory else keep_freed_memory()
     device = torch.device(args.device)
     if device.type == "cuda" and not torch.cuda.is_available():
         print("--device cuda: no CUDA device on this machine; the GPU entry (CIFAR-10-shaped ResNet-18, m = 100, "
@@ -349,7 +402,8 @@ def main(argv=None):
     names = args.cases or list(cases)
     print(f"# DFedCata (mode A, clip {official.MAX_NORM}, lam {HP['lam_pen']}, beta {HP['beta']}, wd "
           f"{HP['weight_decay']}), ring, device {device}, torch threads {torch.get_num_threads()}, "
-          f"{os.cpu_count()} CPU cores, load average {os.getloadavg()[0]:.2f} at the start; "
+          f"{os.cpu_count()} CPU cores, load average {os.getloadavg()[0]:.2f} at the start, freed memory "
+          f"{'kept (dfltheory.empirical.allocator)' if kept else 'returned to the system'}; "
           f"authors' code {'at ' + str(official.OFFICIAL) if official.available() else 'ABSENT (skipped)'}")
     for name in names:
         case = replace({**CPU_CASES, **GPU_CASES}[name], **{k: v for k, v in (("m", args.m), ("K", args.K)) if v})
@@ -362,6 +416,7 @@ def main(argv=None):
                                                          args.rounds, device)}
         ceil = {k: timed(f, args.rounds, device) for k, f in ceilings(case, eng, device).items()}
         rows.update(ceil)
+        ceil = {k: t for k, t in ceil.items() if k.startswith("ceiling:")}
         diffs = {}
         if args.proposals:
             for k, (t, diff) in proposals(case, data, device, args.rounds).items():
@@ -370,14 +425,14 @@ def main(argv=None):
         ours = rows["authors' code"]
         print(f"\n## {name}: {case.model}, m = {case.m}, K = {case.K}, batch {case.batch}, d = {eng.model.dim}, "
               f"{args.rounds} timed rounds; load average {os.getloadavg()[0]:.2f}")
-        print(f"{'method':<42} {'s/round':>9} {'authors / this':>15} {'this / ceiling':>15}")
+        print(f"{'method':<60} {'s/round':>9} {'authors / this':>15} {'this / ceiling':>15}")
         for k, t in rows.items():
             if t is None:
-                print(f"{k:<42} {'skipped: the authors code is absent':>41}")
+                print(f"{k:<60} {'skipped: the authors code is absent':>41}")
                 continue
             speed = f"{ours / t:.2f}x" if ours else "-"
             note = f"   (max diff from the engine as it is: {diffs[k]:.1e})" if k in diffs else ""
-            print(f"{k:<42} {t:>9.4f} {speed:>15} {t / ceiling:>14.2f}x{note}")
+            print(f"{k:<60} {t:>9.4f} {speed:>15} {t / ceiling:>14.2f}x{note}")
         if args.breakdown:
             print(f"\n{'engine round (s/round)':<22} " + " ".join(f"{k:>13}" for k in
                                                               ("plan", "gradients", "communication", "rest", "total")))

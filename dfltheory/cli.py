@@ -76,6 +76,9 @@ def main(argv: list[str] | None = None) -> int:
     if not getattr(args, "func", None):
         parser.print_help()
         return 2
+    from dfltheory.empirical.allocator import keep_freed_memory
+
+    keep_freed_memory()  # the engine's fresh tensors reuse freed memory instead of faulting pages in again
     try:
         return int(args.func(args) or 0)
     except BrokenPipeError:  # output piped into `head` and the like: stop quietly

@@ -45,7 +45,7 @@ def register(subparsers) -> None:
     p.add_argument("--alpha", type=float, default=None, help="Dirichlet concentration" + _d("alpha"))
     p.add_argument("--classes-per-client", type=int, default=None, help="pathological partition"
                    + _d("classes_per_client"))
-    p.add_argument("--model", default=None, help="logreg, mlp, cnn, vgg11, resnet18, resnet18-imagenet, linear, "
+    p.add_argument("--model", default=None, help="logreg, mlp, cnn, vgg11, vgg11-bn, resnet18, resnet18-imagenet, linear, "
                    "split-linear (default per data set)")
     p.add_argument("--topology", default=None, help="mixing topology (dfltheory.topology names)" + _d("topology"))
     p.add_argument("--weights", default=None, help="mixing weights (metropolis, uniform, ...; default: the "

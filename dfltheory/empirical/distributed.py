@@ -286,7 +286,9 @@ def worker(rank: int, world: int, cfg: dict, resume: bool) -> dict | None:
     """One rank of ``dfltheory train``: rank 0 runs :func:`runner.run` (measures, writes the run directory) on a
     :class:`DistributedEngine`; the other ranks run the same rounds. Returns rank 0's summary (None elsewhere)."""
     from dfltheory.empirical import runner
+    from dfltheory.empirical.allocator import keep_freed_memory
 
+    keep_freed_memory()  # a spawned rank starts a fresh process: as `dfltheory` does at start
     torch.set_num_threads(cfg.get("threads") or 1)
     cfg = {**cfg, "device": init(rank, world, cfg.get("device", "cpu")), "threads": torch.get_num_threads(),
            "nproc": world, "data_seed": runner.data_seed(cfg)}  # resolved as runner.run does: the same problem
