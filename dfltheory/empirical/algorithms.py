@@ -230,12 +230,13 @@ def _personal_split(layers):
 def dfedpgp(hp):
     """DFedPGP (seed 003 Algorithm 1, L90-100; card dfedpgp §3.1): K_v steps on the personal v with u frozen at
     z = u/mu, then K_u = K steps on the shared u at z = u/mu with v^{t+1} fixed, then push-sum of (u, mu) only;
-    v is never sent. Plain SGD as in the theory (the experiments' momentum is not part of Algorithm 1)."""
-    K_v, lr_v, layers = hp.get("K_v", 1), hp.get("lr_v"), hp.get("personal")
+    v is never sent. Plain SGD as in the theory by default; ``momentum`` > 0 is the experiments' SGD with momentum
+    (seed 003 L189), one optimizer per phase (``rules.alternating``)."""
+    K_v, lr_v, layers, beta = hp.get("K_v", 1), hp.get("lr_v"), hp.get("personal"), hp.get("momentum", 0.0)
     # clipping after the alternation: it clips the part that moves
-    return Algorithm("dfedpgp", R.chain(R.gradient(), *_decay(hp), R.alternating(K_v, lr_v), *_clip(hp)),
-                     C.push_sum(), params={"K_v": K_v, "lr_v": lr_v, "personal": layers}, stochastic="column", K_v=K_v,
-                     split=_personal_split(layers))
+    return Algorithm("dfedpgp", R.chain(R.gradient(), *_decay(hp), R.alternating(K_v, lr_v, beta), *_clip(hp)),
+                     C.push_sum(), params={"K_v": K_v, "lr_v": lr_v, "personal": layers, "momentum": beta},
+                     stochastic="column", K_v=K_v, split=_personal_split(layers))
 
 
 def sgp(hp):

@@ -71,7 +71,8 @@ def register(subparsers) -> None:
     hp.add_argument("--rho", type=float, help="SAM radius")
     hp.add_argument("--Q", type=int, help="gossip steps per round (dfedsam-mgs)")
     hp.add_argument("--fresh-gossip", action="store_true", help="dfedsam-mgs: a new W per gossip step")
-    hp.add_argument("--momentum", type=float, help="local momentum (dfedavgm)")
+    hp.add_argument("--momentum", type=float, help="local momentum (dfedavgm; dfedsgpsm's alpha; dfedpgp: the "
+                    "experiments' SGD momentum, default 0 as in Algorithm 1)")
     hp.add_argument("--lam", type=float, help="ADMM penalty lambda (dfedadmm); keep it well above --lr: each local "
                     "step contracts x_k - x^t by 1 - lr/lam, so lam = lr (the papers' 0.1 = 0.1) makes K steps act "
                     "as one (warned)")

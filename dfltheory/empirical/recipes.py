@@ -86,13 +86,14 @@ def _dfedcata(dataset, model, rounds):
 
 def _dfedpgp(dataset):
     return Recipe("dfedpgp", {**_DFL, "algo": "dfedpgp", "dataset": dataset, "model": "resnet18-imagenet",
-                              "rounds": 500, "K": 5, "K_v": 1, "lr_decay": 0.99, "weight_decay": 5e-4,
+                              "rounds": 500, "K": 5, "K_v": 1, "lr_decay": 0.99, "weight_decay": 5e-4, "momentum": 0.9,
                               "topology": "random", "topology_params": "k=10,direction=in", "weights": "push-sum"},
                   "dfedpgp.md §8: ResNet-18 with GroupNorm seed L187; v = the classifier head seed L187, L90; "
                   "m = 100, 10 in-neighbours per round, 500 rounds, 5 epochs on u and 1 on v, batch 128, lr 0.1, "
-                  "decay 0.99 per round seed L189; weight decay 5e-4 Table 8; Dir(0.3) seed L185",
-                  "the experiments' momentum 0.9 (seed L189) is not part of Algorithm 1 and not applied; weight decay "
-                  "5e-4 (Table 8) rather than L189's 0.005; eta_v = eta_u (not stated); push-sum weights 1/(|N^out|+1) "
+                  "decay 0.99 per round, SGD momentum 0.9 seed L189; weight decay 5e-4 Table 8; Dir(0.3) seed L185",
+                  "momentum 0.9 is the experiments' (one SGD optimizer per phase, new each round), not Algorithm "
+                  "1's (--momentum 0 runs the theory's plain SGD); weight decay 5e-4 (Table 8) rather than L189's "
+                  "0.005; eta_v = eta_u (not stated); push-sum weights 1/(|N^out|+1) "
                   "on the in-neighbour draw (Algorithm 1's column-stochastic P; the experiments' pull rule eq. (6) is "
                   "row-stochastic, card §7)")
 

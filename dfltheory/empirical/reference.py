@@ -80,15 +80,19 @@ class ReferenceRun:
         p, hp = self.personal, self.hp
         K_v = hp.get("K_v", 1)
         eta_v = lr * hp["lr_v"] / hp["lr"] if "lr_v" in hp else lr  # eta_v decayed like eta_u
+        beta = hp.get("momentum", 0.0)  # the experiments' SGD momentum: one optimizer per phase (seed 003 L189)
         u, v = start[~p].clone(), start[p].clone()
+        bu, bv = torch.zeros_like(u), torch.zeros_like(v)
         for k in range(self.K):
             point = torch.empty_like(start)
             point[~p], point[p] = u / self.w[i], v
             g = self.grad(point, self.x_train[idx[k, i]], self.y_train[idx[k, i]])
             if k < K_v:
-                v = v - eta_v * g[p]
+                bv = beta * bv + g[p]
+                v = v - eta_v * bv
             else:
-                u = u - lr * g[~p]
+                bu = beta * bu + g[~p]
+                u = u - lr * bu
         out = torch.empty_like(start)
         out[~p], out[p] = u, v
         return out

@@ -243,26 +243,44 @@ class alternating(Transform):
     ``ctx.shared`` marks u; eta_v = ``lr_v`` decayed like eta_u (default eta_v = eta_u, seed 003 L189 states none).
     With local epochs K_v and K_u count epochs (seed 003 L189: 1 on v, 5 on u): the first K_v epochs' step slots
     (``ctx.unit`` slots per epoch) move v.
+
+    ``momentum`` beta > 0: the experiments' "SGD with momentum 0.9" (seed 003 L189, card dfedpgp §8), which
+    Algorithm 1 and the theory do not have (beta = 0, the default). Read as one heavy-ball SGD optimizer per phase,
+    new at the phase's start: the buffer b <- beta b + d holds the moving part only, so it starts at 0 on v at the
+    round's start and on u at the first shared step, and v stays fixed through the shared steps.
     """
 
     name = "alternating"
 
-    def __init__(self, K_v: int, lr_v: float | None = None):
+    def __init__(self, K_v: int, lr_v: float | None = None, momentum: float = 0.0):
         if K_v < 0:
             raise ValueError(f"K_v (personal steps per round) must be >= 0, got {K_v}")
         if lr_v is not None and lr_v <= 0:
             raise ValueError(f"the personal learning rate lr_v must be > 0, got {lr_v}")
-        self.K_v, self.lr_v = K_v, lr_v
+        if not 0 <= momentum < 1:
+            raise ValueError(f"momentum beta must be in [0, 1), got {momentum}")
+        self.K_v, self.lr_v, self.momentum = K_v, lr_v, momentum
+
+    def init(self, x):
+        return {"momentum": torch.zeros_like(x)} if self.momentum else {}
+
+    def round_start(self, ctx):
+        if self.momentum:
+            ctx.state["momentum"] = torch.zeros_like(ctx.x)
 
     def phase(self, k, unit):
         """True on the personal steps (the first K_v local units), False on the shared ones."""
         return k < self.K_v * unit
 
     def direction(self, d, ctx):
-        if self.phase(ctx.k, ctx.unit):
-            scale = 1.0 if self.lr_v is None else self.lr_v * ctx.decay / ctx.lr
-            return torch.where(ctx.shared, 0.0, d * scale)
-        return torch.where(ctx.shared, d, 0.0)
+        personal = self.phase(ctx.k, ctx.unit)
+        if personal and self.lr_v is not None:
+            d = d * (self.lr_v * ctx.decay / ctx.lr)
+        moving = ~ctx.shared if personal else ctx.shared
+        if self.momentum:  # the frozen part's buffer is 0: the next phase's optimizer starts afresh
+            d = self.momentum * ctx.state["momentum"] + d
+            ctx.state["momentum"] = torch.where(moving, d, 0.0)
+        return torch.where(moving, d, 0.0)
 
 
 class clip(Transform):

@@ -17,7 +17,7 @@ from dfltheory.empirical.runner import run
 from dfltheory.topology import build
 
 M = 6
-HP = {"dfedcata": {"mode": "A", "clip": 10.0, "weight_decay": 5e-4}, "dfedpgp": {"lr_v": 0.02}}
+HP = {"dfedcata": {"mode": "A", "clip": 10.0, "weight_decay": 5e-4}, "dfedpgp": {"lr_v": 0.02, "momentum": 0.9}}
 
 
 @pytest.fixture(scope="module")
