@@ -45,8 +45,13 @@ def register(subparsers) -> None:
     p.add_argument("--alpha", type=float, default=None, help="Dirichlet concentration" + _d("alpha"))
     p.add_argument("--classes-per-client", type=int, default=None, help="pathological partition"
                    + _d("classes_per_client"))
-    p.add_argument("--model", default=None, help="logreg, mlp, cnn, vgg11, vgg11-bn, resnet18, resnet18-imagenet, linear, "
-                   "split-linear (default per data set)")
+    p.add_argument("--model", default=None, help="logreg, mlp, cnn, vgg11, vgg11-bn, resnet18, resnet18-imagenet, "
+                   "linear, split-linear (default per data set)")
+    p.add_argument("--init-weights", default=None, metavar="FILE",
+                   help="start every client from the parameters in FILE (torch.save(module.state_dict())): the "
+                        "model's names, or torchvision's resnet18 for resnet18-imagenet (ImageNet weights: the "
+                        "DFedCata code's CIFAR-100 start; BatchNorm layers of the file start as new GroupNorms, a "
+                        "classifier of another shape keeps its initial values); nothing is downloaded")
     p.add_argument("--topology", default=None, help="mixing topology (dfltheory.topology names)" + _d("topology"))
     p.add_argument("--weights", default=None, help="mixing weights (metropolis, uniform, ...; default: the "
                    "topology's own rule, or the recipe's)")

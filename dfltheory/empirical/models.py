@@ -23,7 +23,8 @@ kept per client by the engine: :mod:`dfltheory.empirical.functional`). No model 
 * ``resnet18-imagenet``: ResNet-18 as the DFedCata authors' code builds it (models.py ``ResNet18``:
   torchvision's ``resnet18``, ImageNet stem conv 7x7 stride 2 + maxpool 3x3 stride 2, every BatchNorm replaced by
   GroupNorm(2, C), FC 512 -> classes; dfedcata.md §8), from scratch: the code starts CIFAR-100 runs from ImageNet
-  weights (``pretrained=True``), which are not shipped here.
+  weights (``pretrained=True``), which are not shipped here; ``train --init-weights FILE`` takes them from a file of
+  torchvision's resnet18 as the code does (:mod:`dfltheory.empirical.weights`).
 
 The DFedCata code's ``LeNet`` is ``cnn`` (the same layers on 32x32x3 inputs; both flatten 64x5x5).
 """

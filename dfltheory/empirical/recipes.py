@@ -81,7 +81,8 @@ def _dfedcata(dataset, model, rounds):
                   "(§3.2 item 4), mode A (§3.2 item 7)",
                   "the paper's lambda, K and beta are lost: the code's defaults; synchronous schedule (the code's "
                   "in-place one: --sequential); the code's CIFAR-100 ResNet-18 starts from ImageNet weights, this "
-                  "one from scratch")
+                  "one from scratch unless --init-weights FILE gives torchvision's resnet18 ImageNet weights (the "
+                  "code's start; not downloaded here)")
 
 
 def _dfedpgp(dataset):

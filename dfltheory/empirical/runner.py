@@ -28,6 +28,7 @@ from dfltheory.empirical.engine import Engine
 from dfltheory.empirical.functional import FlatModel
 from dfltheory.empirical.metrics import Evaluator, measure
 from dfltheory.empirical.recipes import ALGO_DEFAULTS
+from dfltheory.empirical.weights import load_initial_weights
 
 #: warnings already printed by this process (each distinct text once)
 _WARNED: set[str] = set()
@@ -185,7 +186,13 @@ def build(cfg: dict) -> tuple[Engine, Evaluator]:
         raise ValueError(f"{err} ({hint})") from None
     data = data.to(device)  # one copy on device
     torch.manual_seed(data_seed(cfg))  # the initial model is part of the problem
-    module = M.make_model(cfg.get("model") or DEFAULT_MODEL[cfg["dataset"]], data.input_shape, data.num_classes)
+    name = cfg.get("model") or DEFAULT_MODEL[cfg["dataset"]]
+    module = M.make_model(name, data.input_shape, data.num_classes)
+    if cfg.get("init_weights"):
+        note = load_initial_weights(module, name, cfg["init_weights"])
+        if note not in _WARNED:  # once per process
+            _WARNED.add(note)
+            print(f"dfltheory train: initial weights: {note}", file=sys.stderr)
     model = FlatModel(module, M.loss_fn(data.task))
     weights = data.client_sizes.numpy() if cfg.get("weighted") else None  # FedAvg's n_i-weighted average
     algo = A.make(cfg["algo"], server_weights=weights, **{k: cfg.get(k) for k in ALGO_KEYS})
