@@ -22,6 +22,7 @@ import torch.multiprocessing as mp
 
 from dfltheory.empirical import distributed as D
 from dfltheory.empirical import runner
+from dfltheory.empirical.allocator import keep_freed_memory
 from dfltheory.empirical.communication import links
 
 
@@ -47,6 +48,7 @@ def timed(step, rounds, barrier=lambda: None):
 
 def ranks(rank, world, port, args, path):
     os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port))
+    keep_freed_memory()  # as every dfltheory process (a spawned rank starts afresh)
     torch.set_num_threads(1)
     D.init(rank, world)
     rows = {}
@@ -72,6 +74,7 @@ def main(argv=None):
     p.add_argument("--worlds", nargs="+", type=int, default=[1, 2], help="rank counts (more ranks than cores "
                    "oversubscribe them)")
     args = p.parse_args(argv)
+    keep_freed_memory()
     torch.set_num_threads(1)
     single = {}
     for topology in args.topologies:
