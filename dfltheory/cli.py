@@ -78,8 +78,8 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     from dfltheory.empirical.allocator import keep_freed_memory
 
-    keep_freed_memory()  # the engine's fresh tensors reuse freed memory instead of faulting pages in again
     try:
+        keep_freed_memory()  # the engine's fresh tensors reuse freed memory instead of faulting pages in again
         return int(args.func(args) or 0)
     except BrokenPipeError:  # output piped into `head` and the like: stop quietly
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())

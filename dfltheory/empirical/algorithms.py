@@ -47,6 +47,7 @@ class Algorithm:
     K_v: int = 0  # personal steps before the K shared ones (DFedPGP)
     split: Callable | None = None  # FlatModel -> (d,) bool mask of the personal coordinates (DFedPGP)
     topology: str | None = None  # the topology the communication rule redraws every round (DFedSGPSM-S)
+    unused: tuple[str, ...] = ()  # hyper-parameters given to :func:`make` that this algorithm does not read
 
     def average(self, state, cstate) -> torch.Tensor:
         return self.x_bar(state, cstate) if self.x_bar else state["x"].mean(0)
@@ -231,11 +232,14 @@ def dfedpgp(hp):
     """DFedPGP (seed 003 Algorithm 1, L90-100; card dfedpgp §3.1): K_v steps on the personal v with u frozen at
     z = u/mu, then K_u = K steps on the shared u at z = u/mu with v^{t+1} fixed, then push-sum of (u, mu) only;
     v is never sent. Plain SGD as in the theory by default; ``momentum`` > 0 is the experiments' SGD with momentum
-    (seed 003 L189), one optimizer per phase (``rules.alternating``)."""
+    (seed 003 L189), one optimizer per phase (``rules.momentum`` with ``moving``)."""
     K_v, lr_v, layers, beta = hp.get("K_v", 1), hp.get("lr_v"), hp.get("personal"), hp.get("momentum", 0.0)
-    # clipping after the alternation: it clips the part that moves
-    return Algorithm("dfedpgp", R.chain(R.gradient(), *_decay(hp), R.alternating(K_v, lr_v, beta), *_clip(hp)),
-                     C.push_sum(), params={"K_v": K_v, "lr_v": lr_v, "personal": layers, "momentum": beta},
+    phases = R.alternating(K_v)
+    # as one SGD optimizer per phase: the moving part's gradient clipped, then momentum, then eta_v
+    local = R.chain(R.gradient(), *_decay(hp), phases, *_clip(hp),
+                    *([R.momentum(beta, moving=phases.moving)] if beta else []),
+                    *([R.personal_lr(phases, lr_v)] if lr_v is not None else []))
+    return Algorithm("dfedpgp", local, C.push_sum(), params={"K_v": K_v, "lr_v": lr_v, "personal": layers, "momentum": beta},
                      stochastic="column", K_v=K_v, split=_personal_split(layers))
 
 
@@ -257,7 +261,26 @@ def make(name: str, **hp) -> Algorithm:
     """Build a named algorithm; hyper-parameters not given take the papers' values (see each factory)."""
     if name not in ALGORITHMS:
         raise ValueError(f"unknown algorithm {name!r}; choose one of {', '.join(NAMES)}")
-    hp = {k: v for k, v in hp.items() if v is not None}
+    hp = _Reads({k: v for k, v in hp.items() if v is not None})
     if "participation" in hp and not 0 < hp["participation"] <= 1:
         raise ValueError(f"participation is the fraction of clients per round, in (0, 1]; got {hp['participation']}")
-    return ALGORITHMS[name](hp)
+    hp.read.clear()
+    algo = ALGORITHMS[name](hp)
+    algo.unused = tuple(sorted(set(hp) - hp.read))
+    return algo
+
+
+class _Reads(dict):
+    """The hyper-parameters given to a factory, remembering the ones it reads (the others are ``unused``)."""
+
+    def __init__(self, values):
+        super().__init__(values)
+        self.read: set[str] = set()
+
+    def get(self, key, default=None):
+        self.read.add(key)
+        return super().get(key, default)
+
+    def __getitem__(self, key):
+        self.read.add(key)
+        return super().__getitem__(key)

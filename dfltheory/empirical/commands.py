@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 
 from dfltheory.empirical.algorithms import NAMES
 from dfltheory.empirical.recipes import ALGO_DEFAULTS, DEFAULTS
@@ -17,6 +18,19 @@ class _Help(argparse.ArgumentDefaultsHelpFormatter):
 
 def _d(key: str) -> str:
     return f" (default: { {**DEFAULTS, **ALGO_DEFAULTS}[key]}, or the recipe's)"
+
+
+def warn_unused(cfg: dict, given: list[str]) -> None:
+    """Name on stderr the hyper-parameters given on the command line that the algorithm does not read (``--rho``
+    for dfedavg, ``--participation`` for a decentralized one): they change nothing, which a user should know."""
+    from dfltheory.empirical import algorithms as A
+    from dfltheory.empirical.runner import ALGO_KEYS
+
+    unused = sorted(set(given) & set(A.make(cfg["algo"], **{k: cfg.get(k) for k in ALGO_KEYS}).unused))
+    if unused:
+        flags = ", ".join("--" + k.replace("_", "-") for k in unused)
+        print(f"dfltheory train: warning: {cfg['algo']} does not use {flags}; ignored (see dfltheory train --help "
+              "for which algorithm takes which option)", file=sys.stderr)
 
 
 def register(subparsers) -> None:
@@ -134,7 +148,7 @@ def _train(args) -> int:
     import os
 
     from dfltheory.empirical import distributed
-    from dfltheory.empirical.runner import run
+    from dfltheory.empirical.runner import ALGO_KEYS, check_options, run
 
     from dfltheory.empirical import recipes
 
@@ -147,6 +161,8 @@ def _train(args) -> int:
     if cfg["out"] is None:
         raise ValueError("give --out DIR, the run directory")
     cfg["data_params"] = parse_data_params(args.data_params)
+    check_options(cfg)  # a bad value is an error before any warning
+    warn_unused(cfg, [k for k in ALGO_KEYS if getattr(args, k, None) not in (None, False)])  # False: an unset flag
     if args.nproc is not None and args.nproc < 1:
         raise ValueError(f"--nproc must be an integer >= 1, got {args.nproc}")
     several = "WORLD_SIZE" in os.environ or (args.nproc or 1) > 1

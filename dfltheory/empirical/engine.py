@@ -47,9 +47,11 @@ The engine's dtype is the model's: data, client state and the mixing matrices (`
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import torch
+from torch import nn
 
 from dfltheory.empirical.algorithms import Algorithm
 from dfltheory.empirical.communication import CommContext, Mixing, links, nesterov_extrapolation
@@ -209,7 +211,7 @@ class Engine:
         stats = model.initial_stats()
         if stats is not None:  # per client, trained by the local steps, never communicated (module docstring)
             self.state["running_stats"] = stats.to(self.device).expand(self.m, -1).clone()
-            self._check_full_batches()
+            self._check_batch_statistics()
         self.cstate = algorithm.comm.init(x)
         self.t, self.sent = 0, 0
         self.xbar_prev = self.x_bar().clone()  # x_bar^{-1} := x_bar^0
@@ -225,19 +227,30 @@ class Engine:
             self._phase_k = [first.setdefault(rule.phase(k, self.unit), k) for k in range(self.K)]
             self._step = torch.compile(self._step_fn, dynamic=False)
 
-    def _check_full_batches(self) -> None:
-        """Running statistics with local epochs: refuse partial batches, whose padding would enter the norm layers'
-        batch statistics (``FlatModel`` computes a padded batch's loss, not its statistics, on the valid samples)."""
-        if not self.epochs:
+    def _check_batch_statistics(self) -> None:
+        """BatchNorm in training mode takes statistics over each batch: refuse batches of one sample (no variance;
+        PyTorch fails in the middle of a run) and, with local epochs, padded partial batches, whose padding would
+        enter the statistics (``FlatModel`` computes a padded batch's loss, not its statistics, on the valid
+        samples). InstanceNorm normalises each sample on its own and needs neither."""
+        norms = sorted({type(mod).__name__ for mod in self.model.norms
+                        if isinstance(mod, nn.modules.batchnorm._BatchNorm)})
+        if not norms:
             return
-        sizes, b = self.sampler.sizes, self.sampler.width
-        if bool((sizes % b).any()):
-            norms = ", ".join(sorted({type(mod).__name__ for mod in self.model.norms}))
-            raise ValueError(f"the model's {norms} layers take statistics over each batch, and with local epochs a "
-                             f"client whose sample count is not a multiple of the batch size {b} (sizes "
-                             f"{sorted(set(sizes.tolist()))}) ends each epoch on a padded partial batch; use a batch "
-                             f"size that divides every client's sample count, sampled steps (--no-epochs), or "
-                             f"GroupNorm")
+        sizes, b = self.sampler.sizes, self.sampler.batch_size
+        given = "the whole local data set (no --batch-size)" if b is None else f"--batch-size {b}"
+        smallest = int(sizes.min()) if b is None else min(b, int(sizes.min()))
+        if smallest < 2:
+            raise ValueError(f"the model's {', '.join(norms)} layers take statistics over each batch in training, and "
+                             f"{given} gives batches of {smallest} sample (a client has {int(sizes.min())}); use "
+                             "batches of at least 2 samples, or GroupNorm")
+        if self.epochs and b is not None and bool((sizes % b).any()):
+            common = math.gcd(*sizes.tolist())
+            fix = (f"a --batch-size that divides every client's sample count (their gcd is {common})" if common >= 2
+                   else "sampled steps (--no-epochs; no batch size of 2 or more divides every client's sample count)")
+            raise ValueError(f"the model's {', '.join(norms)} layers take statistics over each batch, and with local "
+                             f"epochs and {given} a client whose sample count is not a multiple of {b} (sizes "
+                             f"{sorted(set(sizes.tolist()))[:8]}) ends each epoch on a padded partial batch; use "
+                             f"{fix}, or GroupNorm")
 
     def _oracle(self, ctx: StepContext, xb: torch.Tensor, yb: torch.Tensor, w: torch.Tensor | None = None,
                 vmapped: bool = False):

@@ -45,13 +45,25 @@ def _dims(*args) -> tuple:
 
 
 def _check_module(module: nn.Module, norms: list[nn.Module]) -> None:
-    """Refuse what the engine cannot run faithfully: dropout (the module is in eval mode) and running statistics
-    by cumulative average (momentum=None)."""
+    """Refuse what the engine cannot run faithfully: dropout (the module is in eval mode: nn.Dropout*, or a layer's
+    own ``dropout``, LSTM, MultiheadAttention), BatchNorm without running statistics and running statistics by
+    cumulative average (momentum=None)."""
     dropout = sorted({f"{type(mod).__name__}(p={mod.p})" for mod in module.modules()
-                      if isinstance(mod, nn.modules.dropout._DropoutNd) and mod.p > 0})
+                      if isinstance(mod, nn.modules.dropout._DropoutNd) and mod.p > 0}
+                     | {f"{type(mod).__name__}(dropout={mod.dropout})" for mod in module.modules()
+                        if not isinstance(mod, nn.modules.dropout._DropoutNd)
+                        and isinstance(getattr(mod, "dropout", None), float) and mod.dropout > 0})
     if dropout:
         raise ValueError(f"the model has {', '.join(dropout)}: the engine runs the module in eval mode, where "
-                         "dropout is off; remove the dropout layers or set their p=0")
+                         "dropout is off; remove the dropout or set it to 0 (p=0, dropout=0)")
+    batch = sorted({type(mod).__name__ for mod in module.modules()
+                    if isinstance(mod, nn.modules.batchnorm._BatchNorm) and not mod.track_running_stats})
+    if batch:
+        raise ValueError(f"the model's {', '.join(batch)} layers have track_running_stats=False: they would normalise "
+                         "with the statistics of whatever batch they see, also when the engine evaluates (test "
+                         "accuracy would depend on the test chunk) and over the padding of partial batches; set "
+                         "track_running_stats=True (the engine keeps the running statistics per client) or use "
+                         "GroupNorm")
     cumulative = sorted({type(mod).__name__ for mod in norms if mod.momentum is None})
     if cumulative:
         raise ValueError(f"the model's {', '.join(cumulative)} layers have momentum=None (running statistics as a "

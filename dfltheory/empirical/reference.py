@@ -87,11 +87,14 @@ class ReferenceRun:
             point = torch.empty_like(start)
             point[~p], point[p] = u / self.w[i], v
             g = self.grad(point, self.x_train[idx[k, i]], self.y_train[idx[k, i]])
+            part = g[p] if k < K_v else g[~p]  # the phase's optimizer: its parameters' gradient, clipped
+            if hp.get("clip"):
+                part = part * min(1.0, hp["clip"] / (float(part.norm()) + EPS))
             if k < K_v:
-                bv = beta * bv + g[p]
+                bv = beta * bv + part
                 v = v - eta_v * bv
             else:
-                bu = beta * bu + g[~p]
+                bu = beta * bu + part
                 u = u - lr * bu
         out = torch.empty_like(start)
         out[~p], out[p] = u, v

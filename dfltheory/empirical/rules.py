@@ -212,18 +212,21 @@ class scaffold_correction(Transform):
 class momentum(Transform):
     """Local heavy-ball momentum v <- beta v + d, step along v (DFedAvgM, Sun, Li & Wang 2022; card dfedsam §3.3).
 
-    With ``reset=True`` (DFedAvgM's y^{t,-1} = y^{t,0}) the buffer restarts at 0 every round.
+    With ``reset=True`` (DFedAvgM's y^{t,-1} = y^{t,0}) the buffer restarts at 0 every round and lives only through
+    the round (it is not part of the run's state or its checkpoints). ``moving(ctx)`` (a bool mask over the
+    coordinates): only those move at this step, and the buffer of the others is held at 0, as one SGD optimizer per
+    group of parameters, new when its group starts to move (DFedPGP's phases, :class:`alternating`).
     """
 
     name = "momentum"
 
-    def __init__(self, beta: float, reset: bool = True):
+    def __init__(self, beta: float, reset: bool = True, moving: Callable[[StepContext], torch.Tensor] | None = None):
         if not 0 <= beta < 1:
             raise ValueError(f"momentum beta must be in [0, 1), got {beta}")
-        self.beta, self.reset = beta, reset
+        self.beta, self.reset, self.moving = beta, reset, moving
 
     def init(self, x):
-        return {"momentum": torch.zeros_like(x)}
+        return {} if self.reset else {"momentum": torch.zeros_like(x)}
 
     def round_start(self, ctx):
         if self.reset:
@@ -231,56 +234,63 @@ class momentum(Transform):
 
     def direction(self, d, ctx):
         v = self.beta * ctx.state["momentum"] + d
+        if self.moving is not None:
+            v = torch.where(self.moving(ctx), v, 0.0)
         ctx.state["momentum"] = v
         return v
 
+    def round_end(self, ctx):
+        if self.reset:
+            del ctx.state["momentum"]
+
 
 class alternating(Transform):
-    """DFedPGP's alternating local phase (seed 003 Algorithm 1 lines 5-12, L90-100; card dfedpgp §3.1).
+    """DFedPGP's alternating local phase (seed 003 Algorithm 1 lines 5-12, L90-100; card dfedpgp §3.1): the
+    direction restricted to the part that moves.
 
     Steps k < K_v move the personal part only, v <- v - eta_v grad_v F_i(z_i^{t,0}, v) (u frozen);
     the other K_u steps the shared part only, u <- u - eta_u grad_u F_i(u / mu, v^{t+1}).
-    ``ctx.shared`` marks u; eta_v = ``lr_v`` decayed like eta_u (default eta_v = eta_u, seed 003 L189 states none).
-    With local epochs K_v and K_u count epochs (seed 003 L189: 1 on v, 5 on u): the first K_v epochs' step slots
-    (``ctx.unit`` slots per epoch) move v.
-
-    ``momentum`` beta > 0: the experiments' "SGD with momentum 0.9" (seed 003 L189, card dfedpgp §8), which
-    Algorithm 1 and the theory do not have (beta = 0, the default). Read as one heavy-ball SGD optimizer per phase,
-    new at the phase's start: the buffer b <- beta b + d holds the moving part only, so it starts at 0 on v at the
-    round's start and on u at the first shared step, and v stays fixed through the shared steps.
+    ``ctx.shared`` marks u. With local epochs K_v and K_u count epochs (seed 003 L189: 1 on v, 5 on u): the first
+    K_v epochs' step slots (``ctx.unit`` slots per epoch) move v. eta_v is :class:`personal_lr`, the experiments'
+    momentum :class:`momentum` with ``moving=alternating.moving`` (algorithms.dfedpgp).
     """
 
     name = "alternating"
 
-    def __init__(self, K_v: int, lr_v: float | None = None, momentum: float = 0.0):
+    def __init__(self, K_v: int):
         if K_v < 0:
             raise ValueError(f"K_v (personal steps per round) must be >= 0, got {K_v}")
-        if lr_v is not None and lr_v <= 0:
-            raise ValueError(f"the personal learning rate lr_v must be > 0, got {lr_v}")
-        if not 0 <= momentum < 1:
-            raise ValueError(f"momentum beta must be in [0, 1), got {momentum}")
-        self.K_v, self.lr_v, self.momentum = K_v, lr_v, momentum
-
-    def init(self, x):
-        return {"momentum": torch.zeros_like(x)} if self.momentum else {}
-
-    def round_start(self, ctx):
-        if self.momentum:
-            ctx.state["momentum"] = torch.zeros_like(ctx.x)
+        self.K_v = K_v
 
     def phase(self, k, unit):
         """True on the personal steps (the first K_v local units), False on the shared ones."""
         return k < self.K_v * unit
 
+    def moving(self, ctx) -> torch.Tensor:
+        """(d,) bool: the coordinates that step k moves (v on a personal step, u on a shared one)."""
+        return ~ctx.shared if self.phase(ctx.k, ctx.unit) else ctx.shared
+
     def direction(self, d, ctx):
-        personal = self.phase(ctx.k, ctx.unit)
-        if personal and self.lr_v is not None:
-            d = d * (self.lr_v * ctx.decay / ctx.lr)
-        moving = ~ctx.shared if personal else ctx.shared
-        if self.momentum:  # the frozen part's buffer is 0: the next phase's optimizer starts afresh
-            d = self.momentum * ctx.state["momentum"] + d
-            ctx.state["momentum"] = torch.where(moving, d, 0.0)
-        return torch.where(moving, d, 0.0)
+        return torch.where(self.moving(ctx), d, 0.0)
+
+
+class personal_lr(Transform):
+    """eta_v on DFedPGP's personal steps: the direction times ``lr_v`` / eta_u there, lr_v decayed like eta_u
+    (default eta_v = eta_u, seed 003 L189 states none); last in the chain, so that clipping and momentum act on the
+    gradient as an SGD optimizer with learning rate eta_v does."""
+
+    name = "personal_lr"
+
+    def __init__(self, phases: alternating, lr_v: float):
+        if lr_v <= 0:
+            raise ValueError(f"the personal learning rate lr_v must be > 0, got {lr_v}")
+        self.phases, self.lr_v = phases, lr_v
+
+    def phase(self, k, unit):
+        return self.phases.phase(k, unit)
+
+    def direction(self, d, ctx):
+        return d * (self.lr_v * ctx.decay / ctx.lr) if self.phases.phase(ctx.k, ctx.unit) else d
 
 
 class clip(Transform):

@@ -230,6 +230,18 @@ def read_json(path, fix: str):
         raise ValueError(f"{path} is damaged: not text (UTF-8); {fix}") from None
 
 
+def _as_run(cfg: dict) -> dict:
+    """A config as the run it describes, for comparing a resume's options with the stored ones: the K of an
+    algorithm that fixes it (D-PSGD, SGP: 1) whatever K says, and DFedPGP's momentum 0 where none is given (its
+    default, Algorithm 1's plain SGD). Configs stored before K and DFedPGP's momentum were resolved thus resume."""
+    algo = cfg.get("algo")
+    if algo not in A.NAMES:
+        return cfg
+    fixed = A.make(algo).K
+    return {**cfg, **({"K": fixed} if fixed else {}),
+            **({"momentum": cfg.get("momentum") or 0.0} if algo == "dfedpgp" else {})}
+
+
 def _load_checkpoint(engine: Engine, ckpt: Path, out: Path) -> float:
     """Restore ``engine`` from ``ckpt``; returns the wall time stored with it (0 for older checkpoints)."""
     again = f"delete {out} (or choose another --out) and start the run again without --resume"
@@ -296,8 +308,9 @@ def train(engine: Engine, evaluator: Evaluator, out, rounds: int, *, config: dic
             saved["epochs"] = False
         if saved and "seed" in saved and "data_seed" in config:  # written before data_seed/data_params existed
             saved = {"data_seed": saved["seed"], "data_params": {}, **saved}
+        saved_run, this_run = _as_run(saved), _as_run(config)
         diff = sorted(k for k in set(saved) | set(config) if k not in VOLATILE + ("resume",)
-                      and saved.get(k) != config.get(k))
+                      and saved_run.get(k) != this_run.get(k))
         if config and diff:
             raise ValueError(f"--resume with a different config ({', '.join(diff)}); use the original options")
         if saved.get("threads") is not None and config.get("threads") not in (None, saved["threads"]):
@@ -383,8 +396,8 @@ def run(cfg: dict, resume: bool = False, wrap=None) -> dict:
         raise
     forced = engine.algo.K
     if forced is not None and cfg.get("K") not in (None, forced):
-        note = (f"{engine.algo.name} takes K = {forced} local step(s) per round by definition; --K {cfg['K']} is "
-                f"ignored and K = {forced} is stored in config.json")
+        note = (f"{engine.algo.name} takes K = {forced} local step(s) per round by definition; the K = {cfg['K']} "
+                f"given (--K) is ignored and K = {forced} is stored in config.json")
         if note not in _WARNED:
             _WARNED.add(note)
             print(f"dfltheory train: warning: {note}", file=sys.stderr)

@@ -52,6 +52,7 @@ from pathlib import Path
 
 import numpy as np
 
+from dfltheory.empirical import algorithms as A
 from dfltheory.verify.holds import RunCache, check_run_options, json_safe, train_command
 
 TARGET = 0.9  # the test accuracy of the rounds-to-target metric (digits reaches it within about 10-20 rounds)
@@ -410,7 +411,7 @@ def run_configs(claim: Claim, arm: Arm, size: ClaimSize, device: str = "cpu") ->
         base["topology_params"] = base["topology_params"].format(**scaled(size.m, n, arm.scale.get("k", 1.0)))
     if device != "cpu":
         base["device"] = device
-    base = {k: v for k, v in base.items() if v is not None}
+    base = {k: v for k, v in base.items() if v is not None and not (k == "K" and A.make(base["algo"]).K)}
     return [{**base, "seed": arm.seed_offset + s} for s in range(size.seeds)]
 
 

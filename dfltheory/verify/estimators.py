@@ -111,6 +111,11 @@ class ClientLosses:
     """
 
     def __init__(self, model, x_train, y_train, client_indices, dtype=None, sample_chunk: int = 256):
+        if getattr(model, "n_stats", 0):
+            raise ValueError("the model keeps running statistics (BatchNorm), and the constants are estimated from "
+                             "losses at points between the run's models (x0, the client models, their mean), which "
+                             "have no statistics of their own; estimate the constants on a run of a model without "
+                             "them (GroupNorm, as the papers' models)")
         if dtype is None:
             dtype = torch.float64 if model.dim * len(x_train) <= EXACT else torch.float32
         self.model, self.dtype, self.sample_chunk = model, dtype, sample_chunk

@@ -51,3 +51,10 @@ def test_the_environment_turns_it_off(monkeypatch):
 def test_a_bad_trim_is_refused(trim):
     with pytest.raises(ValueError, match=r"trim must be an integer number of bytes in \[0, 2\*\*31\)"):
         keep_freed_memory(trim)
+
+
+@pytest.mark.parametrize("value", ["maybe", "2", ""])
+def test_an_unknown_setting_of_the_environment_is_refused(monkeypatch, value):
+    monkeypatch.setenv(ENV, value)
+    with pytest.raises(ValueError, match=f"{ENV}='{value}' is not understood; set it to 0 .* or 1"):
+        keep_freed_memory()

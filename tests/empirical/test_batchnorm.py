@@ -241,12 +241,26 @@ def test_compiled_steps_train_the_statistics():
 
 
 def test_refusals_name_the_fix(data):
-    with pytest.raises(ValueError, match=r"BatchNorm1d, BatchNorm2d, InstanceNorm2d layers take statistics over each "
-                                         r"batch.*multiple of the batch size 5 .*sizes \[12, 18, 24\].*divides every"):
-        Engine(FlatModel(bn_net(), loss_fn("classification")), data, A.make("dfedavg"), Mixing(ring_matrix(M)), K=1,
-               lr=0.1, batch_size=5, epochs=True)
-    with pytest.raises(ValueError, match=r"Dropout\(p=0.5\): the engine runs the module in eval mode.*set their p=0"):
-        FlatModel(nn.Sequential(nn.Linear(3, 3), nn.Dropout(0.5)), loss_fn("classification"))
+    def engine(**kw):
+        return Engine(FlatModel(bn_net(), loss_fn("classification")), data, A.make("dfedavg"), Mixing(ring_matrix(M)),
+                      K=1, lr=0.1, **kw)
+
+    with pytest.raises(ValueError, match=r"BatchNorm1d, BatchNorm2d layers take statistics over each batch, and with "
+                                         r"local epochs and --batch-size 5 a client whose sample count is not a "
+                                         r"multiple of 5 \(sizes \[12, 18, 24\]\).*divides every client's sample "
+                                         r"count \(their gcd is 6\)"):
+        engine(batch_size=5, epochs=True)
+    engine(batch_size=6, epochs=True)  # 6 divides 12, 18 and 24: no padded batch
+    with pytest.raises(ValueError, match=r"--batch-size 1 gives batches of 1 sample.*at least 2 samples"):
+        engine(batch_size=1)
+    with pytest.raises(ValueError, match=r"BatchNorm1d layers have track_running_stats=False.*set "
+                                         r"track_running_stats=True"):
+        FlatModel(nn.Sequential(nn.Linear(3, 3), nn.BatchNorm1d(3, track_running_stats=False)),
+                  loss_fn("classification"))
+    for module, shown in [(nn.Sequential(nn.Linear(3, 3), nn.Dropout(0.5)), r"Dropout\(p=0.5\)"),
+                          (nn.LSTM(3, 3, num_layers=2, dropout=0.2), r"LSTM\(dropout=0.2\)")]:
+        with pytest.raises(ValueError, match=shown + r": the engine runs the module in eval mode.*set it to 0"):
+            FlatModel(module, loss_fn("classification"))
     with pytest.raises(ValueError, match=r"BatchNorm1d layers have momentum=None.*set their momentum"):
         FlatModel(nn.Sequential(nn.Linear(3, 3), nn.BatchNorm1d(3, momentum=None)), loss_fn("classification"))
     eng = bn_engine(data)

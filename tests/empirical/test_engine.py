@@ -104,6 +104,7 @@ CASES = [(name, {}) for name in A.NAMES if name != "dfedsgpsm-s"] + [
     ("dfedpgp", {"K_v": 2, "lr_v": 0.2, "lr": 0.05, "topology": "push-sum"}),
     ("dfedpgp", {"personal": "1", "K_v": 0, "topology": "push-sum"}),
     ("dfedpgp", {"K_v": 2, "lr_v": 0.2, "lr": 0.05, "momentum": 0.9, "topology": "push-sum"}),
+    ("dfedpgp", {"K_v": 2, "lr_v": 0.2, "lr": 0.05, "momentum": 0.9, "clip": 0.05, "topology": "push-sum"}),
 ]
 
 
@@ -490,3 +491,13 @@ def test_dfedsgpsm_s_needs_the_neighbour_selection_topology(data):
     eng.round()
     assert eng.sent == 2 * M  # k = 2 out-neighbours per client
     assert abs(float(eng.state["ps_weight"].sum()) - M) < 1e-5
+
+
+@pytest.mark.parametrize("name,opts", [("dfedavgm", {}), ("dfedpgp", {"momentum": 0.9})])
+def test_a_momentum_buffer_reset_every_round_is_not_kept_between_rounds(data, name, opts):
+    """The buffer restarts at 0 every round, so it is no part of the run's state (nor of its checkpoints)."""
+    mixing = C.Mixing(RandomPushSumTopology(M)) if name == "dfedpgp" else None
+    eng = engine_for(data, name, mixing=mixing, **opts)
+    assert "momentum" not in eng.state
+    eng.round()
+    assert "momentum" not in eng.state and "momentum" not in eng.state_dict()["state"]

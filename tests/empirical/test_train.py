@@ -336,7 +336,8 @@ def test_an_algorithm_with_a_fixed_K_stores_it_and_warns_only_about_a_K_given(tm
     common = ["train", "--algo", "dpsgd", "--dataset", "synthetic-logistic", "--n", "4", "--rounds", "1",
               "--no-progress"]
     assert cli.main([*common, "--K", "3", "--out", str(tmp_path / "a")]) == 0
-    assert "dpsgd takes K = 1 local step(s) per round by definition; --K 3 is ignored" in capsys.readouterr().err
+    assert "dpsgd takes K = 1 local step(s) per round by definition; the K = 3 given (--K) is ignored" in (
+        capsys.readouterr().err)
     assert json.loads((tmp_path / "a" / "config.json").read_text())["K"] == 1
     assert cli.main([*common, "--out", str(tmp_path / "b")]) == 0
     assert "--K" not in capsys.readouterr().err
@@ -357,3 +358,31 @@ def test_resume_with_an_explicit_no_epochs_is_the_same_config(tmp_path, capsys):
     assert [r["round"] for r in lines(tmp_path / "r")] == [0, 1, 2]
     assert cli.main([*common, "--rounds", "3", "--epochs", "--resume"]) == 2
     assert "--resume with a different config (epochs)" in capsys.readouterr().err
+
+
+def test_runs_stored_before_K_and_dfedpgp_momentum_were_resolved_resume(tmp_path, capsys):
+    """An older config.json kept D-PSGD's K = 5 (ignored) and no DFedPGP momentum (0): both resume as the same run;
+    a DFedPGP resume with momentum 0.9 is another run and is refused."""
+    common = ["--dataset", "synthetic-logistic", "--n", "4", "--no-progress", "--K", "2"]
+    for algo, extra in (("dpsgd", []), ("dfedpgp", ["--model", "mlp", "--topology", "random", "--topology-params",
+                                                     "k=2,direction=in", "--weights", "push-sum"])):
+        out = tmp_path / algo
+        assert cli.main(["train", "--algo", algo, *common, *extra, "--rounds", "1", "--out", str(out)]) == 0
+        cfg = json.loads((out / "config.json").read_text())
+        cfg["K"] = 5 if algo == "dpsgd" else cfg["K"]
+        cfg.pop("momentum", None)
+        (out / "config.json").write_text(json.dumps(cfg))  # as an older dfltheory wrote it
+        again = ["train", "--algo", algo, *common, *extra, "--rounds", "2", "--out", str(out), "--resume"]
+        assert cli.main(again + (["--momentum", "0"] if algo == "dfedpgp" else [])) == 0, capsys.readouterr().err
+    assert cli.main([*again[:-3], "--rounds", "3", "--out", str(out), "--resume", "--momentum", "0.9"]) == 2
+    assert "--resume with a different config (momentum)" in capsys.readouterr().err
+
+
+def test_an_option_the_algorithm_does_not_read_is_named(tmp_path, capsys):
+    common = ["train", "--dataset", "synthetic-logistic", "--n", "4", "--rounds", "1", "--no-progress"]
+    assert cli.main([*common, "--algo", "dfedsam", "--momentum", "0.9", "--participation", "0.5", "--rho", "0.05",
+                     "--out", str(tmp_path / "a")]) == 0
+    err = capsys.readouterr().err
+    assert "warning: dfedsam does not use --momentum, --participation; ignored" in err and "--rho" not in err
+    assert cli.main([*common, "--algo", "dfedavgm", "--momentum", "0.5", "--out", str(tmp_path / "b")]) == 0
+    assert "does not use" not in capsys.readouterr().err

@@ -282,3 +282,15 @@ def test_personal_problem_block_constants_below_their_bounds_and_exact_at_the_pe
     assert float(at["hess_uu"].max()) == pytest.approx(c["L_u"], rel=1e-6)
     assert float(at["hess_vv"].max()) == pytest.approx(c["L_v"], rel=1e-6)
     assert float(at["hess_uv"].max()) == pytest.approx(c["L_uv_at_optimum"], rel=1e-6)
+
+
+def test_a_model_with_running_statistics_is_refused():
+    """Points between the run's models have no BatchNorm statistics of their own: refused, naming the fix."""
+    from torch import nn
+
+    from dfltheory.empirical.functional import FlatModel
+    from dfltheory.verify.estimators import ClientLosses
+
+    model = FlatModel(nn.Sequential(nn.Linear(3, 4), nn.BatchNorm1d(4), nn.Linear(4, 2)), nn.functional.cross_entropy)
+    with pytest.raises(ValueError, match="running statistics .*no statistics of their own.*GroupNorm"):
+        ClientLosses(model, torch.zeros(4, 3), torch.zeros(4, dtype=torch.long), [[0, 1], [2, 3]])
