@@ -68,7 +68,7 @@ def check_matrix(W, allow_negative: bool = False):
         raise ValueError("the mixing matrix has NaN or infinite entries; fix the weights before analysing them")
     if not allow_negative and data.size and data.min() < 0:
         raise ValueError(f"the mixing matrix has negative entries (min {data.min():.3g}); mixing weights must be "
-                         ">= 0 (pass check=False to analyse a signed matrix anyway)")
+                         ">= 0 (from Python, pass check=False to analyse a signed matrix anyway)")
     return W
 
 
