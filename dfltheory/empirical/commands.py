@@ -21,12 +21,17 @@ def _d(key: str) -> str:
 
 
 def warn_unused(cfg: dict, given: list[str]) -> None:
-    """Name on stderr the hyper-parameters given on the command line that the algorithm does not read (``--rho``
-    for dfedavg, ``--participation`` for a decentralized one): they change nothing, which a user should know."""
+    """Name on stderr the options given on the command line that the algorithm does not read (``--rho`` for
+    dfedavg, ``--participation`` for a decentralized one, ``--K`` for D-PSGD, which takes one step): they change
+    nothing, which a user should know."""
     from dfltheory.empirical import algorithms as A
     from dfltheory.empirical.runner import ALGO_KEYS
 
-    unused = sorted(set(given) & set(A.make(cfg["algo"], **{k: cfg.get(k) for k in ALGO_KEYS}).unused))
+    algo = A.make(cfg["algo"], **{k: cfg.get(k) for k in ALGO_KEYS})
+    if algo.K is not None and "K" in given and cfg["K"] != algo.K:
+        print(f"dfltheory train: warning: {algo.name} takes K = {algo.K} local step(s) per round by definition; "
+              f"--K {cfg['K']} is ignored and K = {algo.K} is stored in config.json", file=sys.stderr)
+    unused = sorted(set(given) & set(algo.unused))
     if unused:
         flags = ", ".join("--" + k.replace("_", "-") for k in unused)
         print(f"dfltheory train: warning: {cfg['algo']} does not use {flags}; ignored (see dfltheory train --help "
@@ -162,7 +167,7 @@ def _train(args) -> int:
         raise ValueError("give --out DIR, the run directory")
     cfg["data_params"] = parse_data_params(args.data_params)
     check_options(cfg)  # a bad value is an error before any warning
-    warn_unused(cfg, [k for k in ALGO_KEYS if getattr(args, k, None) not in (None, False)])  # False: an unset flag
+    warn_unused(cfg, [k for k in (*ALGO_KEYS, "K") if getattr(args, k, None) not in (None, False)])  # False: unset
     if args.nproc is not None and args.nproc < 1:
         raise ValueError(f"--nproc must be an integer >= 1, got {args.nproc}")
     several = "WORLD_SIZE" in os.environ or (args.nproc or 1) > 1

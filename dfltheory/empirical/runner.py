@@ -395,12 +395,6 @@ def run(cfg: dict, resume: bool = False, wrap=None) -> dict:
             out.rmdir()  # leave no empty run directory behind a run that never started
         raise
     forced = engine.algo.K
-    if forced is not None and cfg.get("K") not in (None, forced):
-        note = (f"{engine.algo.name} takes K = {forced} local step(s) per round by definition; the K = {cfg['K']} "
-                f"given (--K) is ignored and K = {forced} is stored in config.json")
-        if note not in _WARNED:
-            _WARNED.add(note)
-            print(f"dfltheory train: warning: {note}", file=sys.stderr)
     cfg = {**cfg, "K": forced or cfg.get("K") or ALGO_DEFAULTS["K"]}  # config.json records the K that ran
     note = admm_step_warning(engine.algo, cfg.get("lr", 0.1), cfg.get("lr_decay", 1.0), int(engine.local_steps.max()),
                              cfg["rounds"])

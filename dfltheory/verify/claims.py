@@ -52,7 +52,6 @@ from pathlib import Path
 
 import numpy as np
 
-from dfltheory.empirical import algorithms as A
 from dfltheory.verify.holds import RunCache, check_run_options, json_safe, train_command
 
 TARGET = 0.9  # the test accuracy of the rounds-to-target metric (digits reaches it within about 10-20 rounds)
@@ -411,7 +410,7 @@ def run_configs(claim: Claim, arm: Arm, size: ClaimSize, device: str = "cpu") ->
         base["topology_params"] = base["topology_params"].format(**scaled(size.m, n, arm.scale.get("k", 1.0)))
     if device != "cpu":
         base["device"] = device
-    base = {k: v for k, v in base.items() if v is not None and not (k == "K" and A.make(base["algo"]).K)}
+    base = {k: v for k, v in base.items() if v is not None}
     return [{**base, "seed": arm.seed_offset + s} for s in range(size.seeds)]
 
 

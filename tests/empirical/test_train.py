@@ -336,8 +336,7 @@ def test_an_algorithm_with_a_fixed_K_stores_it_and_warns_only_about_a_K_given(tm
     common = ["train", "--algo", "dpsgd", "--dataset", "synthetic-logistic", "--n", "4", "--rounds", "1",
               "--no-progress"]
     assert cli.main([*common, "--K", "3", "--out", str(tmp_path / "a")]) == 0
-    assert "dpsgd takes K = 1 local step(s) per round by definition; the K = 3 given (--K) is ignored" in (
-        capsys.readouterr().err)
+    assert "dpsgd takes K = 1 local step(s) per round by definition; --K 3 is ignored" in capsys.readouterr().err
     assert json.loads((tmp_path / "a" / "config.json").read_text())["K"] == 1
     assert cli.main([*common, "--out", str(tmp_path / "b")]) == 0
     assert "--K" not in capsys.readouterr().err
