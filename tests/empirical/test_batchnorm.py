@@ -25,7 +25,8 @@ from dfltheory.empirical.metrics import Evaluator, measure
 from dfltheory.empirical.models import loss_fn, make_model
 from dfltheory.empirical.rules import EPS
 from dfltheory.testing.matrices import ring_matrix
-from tests.empirical.test_distributed import BASE, max_diff, snapshot
+from dfltheory.testing.ranks import max_diff, record_rounds, snapshot, start_rank
+from tests.empirical.test_distributed import BASE
 from tests.empirical.test_engine import recorded
 
 M, B, K = 4, 6, 2
@@ -193,19 +194,8 @@ CASES = ("dfedavg", "dfedsgpsm-s")  # DFedSGPSM-S draws its graph from the losse
 
 
 def bn_trajectories(rank, world, port, path):
-    import os
-
-    os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port))
-    torch.set_num_threads(1)
-    DI.init(rank, world)
-    out = {}
-    for case in CASES:
-        d = DI.DistributedEngine(bn_run_engine(case))
-        out[case] = []
-        for _ in range(2):
-            d.round()
-            if rank == 0:
-                out[case].append(snapshot(d.engine))
+    start_rank(rank, world, port)
+    out = {case: record_rounds(DI.DistributedEngine(bn_run_engine(case)), 2, rank) for case in CASES}
     if rank == 0:
         torch.save(out, path)
     torch.distributed.barrier()

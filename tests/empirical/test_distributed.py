@@ -11,6 +11,7 @@ from dfltheory import cli
 from dfltheory.empirical import distributed as D
 from dfltheory.empirical import runner
 from dfltheory.empirical.engine import Engine
+from dfltheory.testing.ranks import max_diff, record_rounds, snapshot, start_rank
 
 BASE = {"dataset": "synthetic-logistic", "n": 6, "topology": "ring", "K": 2, "lr": 0.1, "batch_size": 4, "seed": 5,
         "data_params": {"dim": 5, "n_per_client": 12, "n_test_per_client": 4}}
@@ -45,28 +46,13 @@ def engine64(cfg) -> Engine:
                   seed=cfg["seed"])
 
 
-def snapshot(e: Engine) -> dict:
-    return {"state": {k: v.clone() for k, v in e.state.items()},
-            "cstate": {k: v.clone() for k, v in e.cstate.items()}, "x_bar": e.x_bar().clone(),
-            "aux": {k: v.clone() for k, v in e.aux_points().items()}, "sent": e.sent}
-
-
 def trajectories(rank, world, port, path):
     """On ``world`` gloo ranks: every case for ROUNDS rounds, rank 0 saving the gathered state after each round."""
-    import os
-
-    os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port))
-    torch.set_num_threads(1)
-    D.init(rank, world)
+    start_rank(rank, world, port)
     out = {}
     for case in CASES:
         d = D.DistributedEngine(engine64(cfg_of(case)))
-        steps = []
-        for _ in range(ROUNDS):
-            d.round()
-            if rank == 0:
-                steps.append(snapshot(d.engine))
-        out[case] = (steps, d.floats_sent)
+        out[case] = (record_rounds(d, ROUNDS, rank), d.floats_sent)
     sent = torch.tensor([out[a][1] for a in CASES], dtype=torch.float64)
     torch.distributed.reduce(sent, dst=0)
     d = D.DistributedEngine(engine64(cfg_of("dfedavg")))  # rank 0 stops early: the others' next round returns False
@@ -77,17 +63,6 @@ def trajectories(rank, world, port, path):
         torch.save({"ran": d.round(), "t": d.t}, f"{path}.stopped{rank}")
     torch.distributed.barrier()  # no rank tears the group down while the other still has messages in flight
     torch.distributed.destroy_process_group()
-
-
-def max_diff(a, b) -> float:
-    if isinstance(a, dict):
-        assert a.keys() == b.keys()
-        return max([max_diff(a[k], b[k]) for k in a], default=0.0)
-    if isinstance(a, torch.Tensor):
-        assert a.shape == b.shape
-        return float((a - b).abs().max())
-    assert a == b
-    return 0.0
 
 
 @pytest.mark.parametrize("world", [2, 4])
