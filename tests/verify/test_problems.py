@@ -66,6 +66,8 @@ def _points(c, A, n_random=12, seed=0):
     return torch.cat([rand, c["x_client_star"], c["x_best"][None]])
 
 
+# torch.func.hessian's forward mode calls torch.jit.script internally, which warns in torch 2.14
+@pytest.mark.filterwarnings(r"ignore:.*torch\.jit\.script.*deprecated:FutureWarning")
 @pytest.mark.parametrize("problem,algo,extra", [
     ("synthetic-robust", "dfedsam", None),
     ("synthetic-personal", "dfedavg", {"model": "linear"}),  # one shared x = (u, v) on the flattened (a_u, a_v)
