@@ -48,6 +48,7 @@ class Algorithm:
     split: Callable | None = None  # FlatModel -> (d,) bool mask of the personal coordinates (DFedPGP)
     topology: str | None = None  # the topology the communication rule redraws every round (DFedSGPSM-S)
     unused: tuple[str, ...] = ()  # hyper-parameters given to :func:`make` that this algorithm does not read
+    hyper: dict = field(default_factory=dict)  # every hyper-parameter the factory read -> the value it took
 
     def average(self, state, cstate) -> torch.Tensor:
         return self.x_bar(state, cstate) if self.x_bar else state["x"].mean(0)
@@ -109,7 +110,8 @@ def _server(hp: dict) -> C.CommRule:
 
 
 def dpsgd(hp):
-    """x_i <- sum_l w_il (x_l - eta g_l): one SGD step, then gossip (card dfedsam §3.3)."""
+    """x_i <- sum_l w_il (x_l - eta g_l): one SGD step, then gossip (card dfedsam §3.3); with local epochs one
+    epoch, the papers' baseline setting (dfedsgpsm.md §8, seed 000 L275; dfedsam.md B.3)."""
     return Algorithm("dpsgd", R.sgd(*_extras(hp)), C.gossip(), K=1)
 
 
@@ -244,7 +246,8 @@ def dfedpgp(hp):
 
 
 def sgp(hp):
-    """SGP (Assran et al. 2019; card dfedsgpsm §3.3): one SGD step on x with the gradient at z = x/w, push-sum."""
+    """SGP (Assran et al. 2019; card dfedsgpsm §3.3): one SGD step on x with the gradient at z = x/w (with local
+    epochs one epoch, the papers' setting, seed 000 L275), push-sum."""
     return Algorithm("sgp", R.sgd(*_extras(hp)), C.push_sum(), K=1, stochastic="column")
 
 
@@ -266,21 +269,23 @@ def make(name: str, **hp) -> Algorithm:
         raise ValueError(f"participation is the fraction of clients per round, in (0, 1]; got {hp['participation']}")
     hp.read.clear()
     algo = ALGORITHMS[name](hp)
-    algo.unused = tuple(sorted(set(hp) - hp.read))
+    algo.unused = tuple(sorted(set(hp) - set(hp.read)))
+    algo.hyper = dict(hp.read)
     return algo
 
 
 class _Reads(dict):
-    """The hyper-parameters given to a factory, remembering the ones it reads (the others are ``unused``)."""
+    """The hyper-parameters given to a factory, remembering the ones it reads and the value each took (the given
+    one or the factory's default); the others are ``unused``."""
 
     def __init__(self, values):
         super().__init__(values)
-        self.read: set[str] = set()
+        self.read: dict[str, object] = {}
 
     def get(self, key, default=None):
-        self.read.add(key)
-        return super().get(key, default)
+        self.read[key] = value = super().get(key, default)
+        return value
 
     def __getitem__(self, key):
-        self.read.add(key)
-        return super().__getitem__(key)
+        self.read[key] = value = super().__getitem__(key)
+        return value

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 
 from dfltheory.empirical.algorithms import NAMES
 from dfltheory.empirical.recipes import ALGO_DEFAULTS, DEFAULTS
@@ -29,9 +30,13 @@ def warn_unused(cfg: dict, given: list[str]) -> None:
 
     algo = A.make(cfg["algo"], **{k: cfg.get(k) for k in ALGO_KEYS})
     if algo.K is not None and "K" in given and cfg["K"] != algo.K:
-        print(f"dfltheory train: warning: {algo.name} takes K = {algo.K} local step(s) per round by definition; "
-              f"--K {cfg['K']} is ignored and K = {algo.K} is stored in config.json", file=sys.stderr)
-    unused = sorted(set(given) & set(algo.unused))
+        print(f"dfltheory train: warning: {algo.name} takes K = {algo.K} local step(s) per round by definition (with "
+              f"--epochs one local epoch, the papers' setting); --K {cfg['K']} is ignored and K = {algo.K} is stored "
+              "in config.json", file=sys.stderr)
+    unused = sorted(set(given) & {*algo.unused, *(("weighted",) if algo.decentralized else ())})
+    if algo.name == "dfedpgp" and str(cfg.get("personal")).lower() == "none":
+        print("dfltheory train: warning: dfedpgp with --personal none shares every parameter: its K_v personal steps "
+              "move nothing (they cost gradients only) and --lr-v does nothing", file=sys.stderr)
     if unused:
         flags = ", ".join("--" + k.replace("_", "-") for k in unused)
         print(f"dfltheory train: warning: {cfg['algo']} does not use {flags}; ignored (see dfltheory train --help "
@@ -166,8 +171,10 @@ def _train(args) -> int:
     if cfg["out"] is None:
         raise ValueError("give --out DIR, the run directory")
     cfg["data_params"] = parse_data_params(args.data_params)
+    if cfg.get("init_weights"):  # stored resolved: a resume from another directory names the same file
+        cfg["init_weights"] = str(Path(cfg["init_weights"]).expanduser().resolve())
     check_options(cfg)  # a bad value is an error before any warning
-    warn_unused(cfg, [k for k in (*ALGO_KEYS, "K") if getattr(args, k, None) not in (None, False)])  # False: unset
+    warn_unused(cfg, [k for k in (*ALGO_KEYS, "K", "weighted") if getattr(args, k, None) not in (None, False)])
     if args.nproc is not None and args.nproc < 1:
         raise ValueError(f"--nproc must be an integer >= 1, got {args.nproc}")
     several = "WORLD_SIZE" in os.environ or (args.nproc or 1) > 1

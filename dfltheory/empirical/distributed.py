@@ -312,7 +312,7 @@ def worker(rank: int, world: int, cfg: dict, resume: bool) -> dict | None:
             dist.barrier()  # no rank tears the group down while another still has messages in flight
             return summary
         runner.check_options(cfg)
-        d = wrap(runner.build(cfg)[0])
+        d = wrap(runner.build(cfg, initial=not resume)[0])
         if resume:
             d.load_state_dict(torch.load(Path(cfg["out"]) / "checkpoint.pt", map_location=d.engine.device,
                                          weights_only=False))

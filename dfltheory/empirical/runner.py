@@ -166,10 +166,11 @@ def data_seed(cfg: dict) -> int:
     return cfg["data_seed"] if cfg.get("data_seed") is not None else cfg.get("seed", 0)
 
 
-def build(cfg: dict) -> tuple[Engine, Evaluator]:
+def build(cfg: dict, initial: bool = True) -> tuple[Engine, Evaluator]:
     """Engine and evaluator for a config dict (keys as the ``train`` command's options; ``data_params``: the data
     set's keyword options, ``data_seed``: :func:`data_seed`; ``recipe``: a paper's setting,
-    :func:`dfltheory.empirical.recipes.resolve`)."""
+    :func:`dfltheory.empirical.recipes.resolve`). ``initial=False`` (a resume: the checkpoint holds the state) skips
+    reading ``init_weights``."""
     from dfltheory.empirical import data as D
     from dfltheory.empirical import models as M
 
@@ -188,7 +189,7 @@ def build(cfg: dict) -> tuple[Engine, Evaluator]:
     torch.manual_seed(data_seed(cfg))  # the initial model is part of the problem
     name = cfg.get("model") or DEFAULT_MODEL[cfg["dataset"]]
     module = M.make_model(name, data.input_shape, data.num_classes)
-    if cfg.get("init_weights"):
+    if initial and cfg.get("init_weights"):
         note = load_initial_weights(module, name, cfg["init_weights"])
         if note not in _WARNED:  # once per process
             _WARNED.add(note)
@@ -231,15 +232,19 @@ def read_json(path, fix: str):
 
 
 def _as_run(cfg: dict) -> dict:
-    """A config as the run it describes, for comparing a resume's options with the stored ones: the K of an
-    algorithm that fixes it (D-PSGD, SGP: 1) whatever K says, and DFedPGP's momentum 0 where none is given (its
-    default, Algorithm 1's plain SGD). Configs stored before K and DFedPGP's momentum were resolved thus resume."""
+    """A config as the run it describes, for comparing a resume's options with the stored ones: the algorithm's
+    hyper-parameters as it takes them (a default given explicitly equals one left out; an option the algorithm does
+    not read is left out of the comparison) and the K of an algorithm that fixes it (D-PSGD, SGP: 1). Configs stored
+    before K and DFedPGP's momentum were resolved thus resume."""
     algo = cfg.get("algo")
     if algo not in A.NAMES:
         return cfg
-    fixed = A.make(algo).K
-    return {**cfg, **({"K": fixed} if fixed else {}),
-            **({"momentum": cfg.get("momentum") or 0.0} if algo == "dfedpgp" else {})}
+    try:
+        made = A.make(algo, **{k: cfg.get(k) for k in ALGO_KEYS})
+    except (ValueError, TypeError):  # a value this version refuses: compared as written
+        return cfg
+    rest = {k: v for k, v in cfg.items() if k not in ALGO_KEYS}
+    return {**rest, **made.hyper, **({"K": made.K} if made.K else {})}
 
 
 def _load_checkpoint(engine: Engine, ckpt: Path, out: Path) -> float:
@@ -387,7 +392,7 @@ def run(cfg: dict, resume: bool = False, wrap=None) -> dict:
     cfg = {**cfg, "threads": torch.get_num_threads(), "data_seed": data_seed(cfg),
            "data_params": dict(cfg.get("data_params") or {})}  # stored resolved in config.json
     try:
-        engine, evaluator = build(cfg)
+        engine, evaluator = build(cfg, initial=not resume)
         if wrap is not None:
             engine = wrap(engine)
     except BaseException:

@@ -44,22 +44,23 @@ LAYOUTS = {"resnet18-imagenet": ("torchvision's resnet18", torchvision_resnet18_
 
 def read_state_dict(path) -> dict[str, torch.Tensor]:
     """The tensors of a file written by ``torch.save(module.state_dict(), path)`` (or a dict holding one under
-    'state_dict'); anything else is a ValueError naming the file and what it should hold."""
+    'state_dict' or 'model'); anything else is a ValueError naming the file and what it should hold."""
     path = Path(path)
+    fix = "give a file written by torch.save(module.state_dict(), path)"
+    if path.is_dir():
+        raise ValueError(f"--init-weights: {path} is a directory; {fix}")
     if not path.is_file():
-        raise ValueError(f"--init-weights: {path} does not exist; give a file written by "
-                         "torch.save(module.state_dict(), path)")
+        raise ValueError(f"--init-weights: {path} does not exist or is not a regular file; {fix}")
     try:
         sd = torch.load(path, map_location="cpu", weights_only=True)
-    except Exception as err:  # not a torch file, cut short, or holding objects other than tensors
-        detail = " ".join(str(err).split())[:120] or type(err).__name__
-        raise ValueError(f"--init-weights: {path} cannot be read as a state dict ({detail}); give a file written by "
-                         "torch.save(module.state_dict(), path)") from None
-    if isinstance(sd, dict) and isinstance(sd.get("state_dict"), dict):
-        sd = sd["state_dict"]
+    except Exception:  # not a torch file, cut short, or holding objects other than tensors
+        raise ValueError(f"--init-weights: {path} is not a state dict that torch.load can read safely (not written "
+                         f"by torch.save, damaged, or holding objects other than tensors); {fix}") from None
+    for wrapper in ("state_dict", "model"):
+        if isinstance(sd, dict) and isinstance(sd.get(wrapper), dict):
+            sd = sd[wrapper]
     if not isinstance(sd, dict) or not sd or not all(isinstance(v, torch.Tensor) for v in sd.values()):
-        raise ValueError(f"--init-weights: {path} holds no state dict (a dict of parameter names to tensors); give a "
-                         "file written by torch.save(module.state_dict(), path)")
+        raise ValueError(f"--init-weights: {path} holds no state dict (a dict of parameter names to tensors); {fix}")
     return sd
 
 
@@ -85,7 +86,14 @@ def load_initial_weights(module: nn.Module, model: str, path) -> str:
             elif tuple(tensors[src].shape) != tuple(p.shape):
                 kept["another shape"].append(f"{name} {tuple(tensors[src].shape)} vs {tuple(p.shape)}")
             else:
-                p.copy_(tensors[src].to(p.dtype))
+                value = tensors[src]
+                if not value.is_floating_point():
+                    raise ValueError(f"--init-weights: {path} holds {src} as {value.dtype}, not floating-point "
+                                     "parameters; give the state dict of a trained or initialised model")
+                if not bool(torch.isfinite(value).all()):
+                    raise ValueError(f"--init-weights: {path} holds NaN or infinite entries in {src}; give a state "
+                                     "dict with finite parameters")
+                p.copy_(value.to(p.dtype))
                 taken.append(name)
         for name, buf in module.named_buffers():  # a BatchNorm's running statistics, where both have them
             src = rename(name)
@@ -98,5 +106,9 @@ def load_initial_weights(module: nn.Module, model: str, path) -> str:
                          + (f" or of {LAYOUTS[model][0]}" if model in LAYOUTS else ""))
     why = "; ".join(f"{len(v)} {reason} ({', '.join(v[:2])}{', ...' if len(v) > 2 else ''})"
                     for reason, v in kept.items() if v)
+    read = {rename(n) for n in ours} | {rename(n) for n, _ in module.named_buffers()}
+    unused = [k for k in tensors if k not in read]
     return (f"took {len(taken)} of {len(ours)} parameter tensors from {path} ({layout})"
-            + (f"; kept the model's own initial values for {why}" if why else ""))
+            + (f"; kept the model's own initial values for {why}" if why else "")
+            + (f"; {len(unused)} tensor(s) of the file fit no parameter of the model ({', '.join(unused[:3])}"
+               f"{', ...' if len(unused) > 3 else ''})" if unused else ""))

@@ -336,7 +336,8 @@ def test_an_algorithm_with_a_fixed_K_stores_it_and_warns_only_about_a_K_given(tm
     common = ["train", "--algo", "dpsgd", "--dataset", "synthetic-logistic", "--n", "4", "--rounds", "1",
               "--no-progress"]
     assert cli.main([*common, "--K", "3", "--out", str(tmp_path / "a")]) == 0
-    assert "dpsgd takes K = 1 local step(s) per round by definition; --K 3 is ignored" in capsys.readouterr().err
+    assert "dpsgd takes K = 1 local step(s) per round by definition (with --epochs one local epoch, the papers' " \
+        "setting); --K 3 is ignored" in capsys.readouterr().err
     assert json.loads((tmp_path / "a" / "config.json").read_text())["K"] == 1
     assert cli.main([*common, "--out", str(tmp_path / "b")]) == 0
     assert "--K" not in capsys.readouterr().err
@@ -385,3 +386,37 @@ def test_an_option_the_algorithm_does_not_read_is_named(tmp_path, capsys):
     assert "warning: dfedsam does not use --momentum, --participation; ignored" in err and "--rho" not in err
     assert cli.main([*common, "--algo", "dfedavgm", "--momentum", "0.5", "--out", str(tmp_path / "b")]) == 0
     assert "does not use" not in capsys.readouterr().err
+
+
+def test_a_default_given_explicitly_resumes_and_another_value_is_refused(tmp_path, capsys):
+    """Resume compares hyper-parameters as the algorithm takes them: DFedAvgM's default momentum 0.9 spelled out is
+    the same run, 0.5 is another; an option the algorithm does not read (--rho for dfedavgm) changes nothing."""
+    common = ["train", "--algo", "dfedavgm", "--dataset", "synthetic-logistic", "--n", "4", "--no-progress",
+              "--out", str(tmp_path / "r")]
+    assert cli.main([*common, "--rounds", "1"]) == 0
+    assert cli.main([*common, "--rounds", "2", "--momentum", "0.9", "--rho", "0.3", "--resume"]) == 0
+    assert cli.main([*common, "--rounds", "3", "--momentum", "0.5", "--resume"]) == 2
+    assert "--resume with a different config (momentum)" in capsys.readouterr().err
+
+
+def test_a_resume_does_not_read_the_initial_weights_again(tmp_path, capsys):
+    from dfltheory.empirical.models import make_model
+
+    torch.save(make_model("mlp", (64,), 10).state_dict(), tmp_path / "x0.pt")
+    common = ["train", "--algo", "dfedavg", "--dataset", "digits", "--n", "4", "--K", "1", "--no-progress",
+              "--out", str(tmp_path / "r")]
+    assert cli.main([*common, "--rounds", "1", "--init-weights", str(tmp_path / "x0.pt")]) == 0
+    assert "initial weights: took 6 of 6" in capsys.readouterr().err
+    (tmp_path / "x0.pt").rename(tmp_path / "moved.pt")  # the checkpoint holds the state: the file is not needed
+    assert cli.main([*common, "--rounds", "2", "--init-weights", str(tmp_path / "x0.pt"), "--resume"]) == 0
+    assert "initial weights" not in capsys.readouterr().err
+
+
+def test_options_that_do_nothing_for_the_algorithm_are_named(tmp_path, capsys):
+    common = ["train", "--dataset", "synthetic-logistic", "--n", "4", "--rounds", "1", "--no-progress"]
+    assert cli.main([*common, "--algo", "dfedavg", "--weighted", "--out", str(tmp_path / "a")]) == 0
+    assert "dfedavg does not use --weighted; ignored" in capsys.readouterr().err
+    assert cli.main([*common, "--algo", "dfedpgp", "--model", "mlp", "--personal", "none", "--topology", "random",
+                     "--topology-params", "k=2,direction=in", "--weights", "push-sum", "--out", str(tmp_path / "b")]) == 0
+    assert "with --personal none shares every parameter: its K_v personal steps move nothing" in (
+        capsys.readouterr().err)

@@ -81,18 +81,39 @@ def test_train_starts_every_client_from_the_file(tmp_path, capsys):
     assert torch.equal(engine.state["x"], x0.expand(4, -1))
 
 
+def mlp_state(**changes):
+    torch.manual_seed(6)
+    return {**make_model("mlp", (64,), 10).state_dict(), **changes}
+
+
 @pytest.mark.parametrize("content,match", [
-    (None, "does not exist"),
-    (b"not a torch file", "cannot be read as a state dict"),
+    (None, "does not exist or is not a regular file"),
+    ("dir", "is a directory"),
+    (b"not a torch file", "is not a state dict that torch.load can read safely"),
     ({"weights": [1, 2]}, "holds no state dict"),
     ({"other.weight": torch.zeros(3, 3)}, "no tensor of .* fits model 'mlp'"),
+    ("int64", r"holds 1.weight as torch.int64, not floating-point parameters"),
+    ("nan", r"holds NaN or infinite entries in 1.bias"),
 ])
 def test_bad_files_are_refused_naming_the_fix(tmp_path, content, match):
     path = tmp_path / "w.pt"
-    if isinstance(content, bytes):
+    if content == "dir":
+        path.mkdir()
+    elif content == "int64":
+        torch.save(mlp_state(**{"1.weight": torch.zeros(200, 64, dtype=torch.long)}), path)
+    elif content == "nan":
+        torch.save(mlp_state(**{"1.bias": torch.full((200,), float("nan"))}), path)
+    elif isinstance(content, bytes):
         path.write_bytes(content)
     elif content is not None:
         torch.save(content, path)
     with pytest.raises(ValueError, match=match) as err:
         load_initial_weights(make_model("mlp", (64,), 10), "mlp", path)
     assert "--init-weights" in str(err.value)
+
+
+def test_a_wrapped_state_dict_is_read_and_tensors_that_fit_nothing_are_named(tmp_path):
+    torch.save({"model": mlp_state(**{"extra.weight": torch.zeros(2)})}, tmp_path / "w.pt")
+    note = load_initial_weights(make_model("mlp", (64,), 10), "mlp", tmp_path / "w.pt")
+    assert note.startswith("took 6 of 6 parameter tensors") and "1 tensor(s) of the file fit no parameter of the " \
+        "model (extra.weight)" in note
