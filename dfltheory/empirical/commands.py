@@ -171,7 +171,7 @@ def _train(args) -> int:
     if cfg["out"] is None:
         raise ValueError("give --out DIR, the run directory")
     cfg["data_params"] = parse_data_params(args.data_params)
-    if cfg.get("init_weights"):  # stored resolved: a resume from another directory names the same file
+    if cfg.get("init_weights"):  # stored resolved: a resume from another directory names the same file ("" stays)
         cfg["init_weights"] = str(Path(cfg["init_weights"]).expanduser().resolve())
     check_options(cfg)  # a bad value is an error before any warning
     warn_unused(cfg, [k for k in (*ALGO_KEYS, "K", "weighted") if getattr(args, k, None) not in (None, False)])

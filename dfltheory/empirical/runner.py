@@ -189,7 +189,7 @@ def build(cfg: dict, initial: bool = True) -> tuple[Engine, Evaluator]:
     torch.manual_seed(data_seed(cfg))  # the initial model is part of the problem
     name = cfg.get("model") or DEFAULT_MODEL[cfg["dataset"]]
     module = M.make_model(name, data.input_shape, data.num_classes)
-    if initial and cfg.get("init_weights"):
+    if initial and cfg.get("init_weights") is not None:
         note = load_initial_weights(module, name, cfg["init_weights"])
         if note not in _WARNED:  # once per process
             _WARNED.add(note)

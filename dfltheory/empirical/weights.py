@@ -45,8 +45,10 @@ LAYOUTS = {"resnet18-imagenet": ("torchvision's resnet18", torchvision_resnet18_
 def read_state_dict(path) -> dict[str, torch.Tensor]:
     """The tensors of a file written by ``torch.save(module.state_dict(), path)`` (or a dict holding one under
     'state_dict' or 'model'); anything else is a ValueError naming the file and what it should hold."""
-    path = Path(path)
     fix = "give a file written by torch.save(module.state_dict(), path)"
+    if not str(path).strip():
+        raise ValueError(f"--init-weights: the path is empty; {fix}")
+    path = Path(path)
     if path.is_dir():
         raise ValueError(f"--init-weights: {path} is a directory; {fix}")
     if not path.is_file():

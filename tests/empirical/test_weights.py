@@ -88,6 +88,7 @@ def mlp_state(**changes):
 
 @pytest.mark.parametrize("content,match", [
     (None, "does not exist or is not a regular file"),
+    ("", "the path is empty"),
     ("dir", "is a directory"),
     (b"not a torch file", "is not a state dict that torch.load can read safely"),
     ({"weights": [1, 2]}, "holds no state dict"),
@@ -96,8 +97,10 @@ def mlp_state(**changes):
     ("nan", r"holds NaN or infinite entries in 1.bias"),
 ])
 def test_bad_files_are_refused_naming_the_fix(tmp_path, content, match):
-    path = tmp_path / "w.pt"
-    if content == "dir":
+    path = "" if content == "" else tmp_path / "w.pt"
+    if content == "":
+        pass
+    elif content == "dir":
         path.mkdir()
     elif content == "int64":
         torch.save(mlp_state(**{"1.weight": torch.zeros(200, 64, dtype=torch.long)}), path)
