@@ -234,8 +234,9 @@ def read_json(path, fix: str):
 def _as_run(cfg: dict) -> dict:
     """A config as the run it describes, for comparing a resume's options with the stored ones: the algorithm's
     hyper-parameters as it takes them (a default given explicitly equals one left out; an option the algorithm does
-    not read is left out of the comparison) and the K of an algorithm that fixes it (D-PSGD, SGP: 1). Configs stored
-    before K and DFedPGP's momentum were resolved thus resume."""
+    not read is left out of the comparison), the K of an algorithm that fixes it (D-PSGD, SGP: 1), and an unset
+    ``epochs`` as false. Configs stored before K, DFedPGP's momentum and ``epochs`` were resolved thus resume."""
+    cfg = {**cfg, **({"epochs": bool(cfg["epochs"])} if "epochs" in cfg else {})}
     algo = cfg.get("algo")
     if algo not in A.NAMES:
         return cfg
@@ -309,8 +310,6 @@ def train(engine: Engine, evaluator: Evaluator, out, rounds: int, *, config: dic
             raise ValueError(f"--resume: no checkpoint in {out}; start the run without --resume")
         saved = read_json(cfile, f"restore it from the options the run was started with, or delete {out} and "
                                  "start again") if cfile.exists() else {}
-        if saved.get("epochs", False) is None:  # written before an unset --epochs was stored as false
-            saved["epochs"] = False
         if saved and "seed" in saved and "data_seed" in config:  # written before data_seed/data_params existed
             saved = {"data_seed": saved["seed"], "data_params": {}, **saved}
         saved_run, this_run = _as_run(saved), _as_run(config)
@@ -399,8 +398,7 @@ def run(cfg: dict, resume: bool = False, wrap=None) -> dict:
         if new and not any(out.iterdir()):
             out.rmdir()  # leave no empty run directory behind a run that never started
         raise
-    forced = engine.algo.K
-    cfg = {**cfg, "K": forced or cfg.get("K") or ALGO_DEFAULTS["K"]}  # config.json records the K that ran
+    cfg = {**cfg, "K": engine.algo.K or cfg.get("K") or ALGO_DEFAULTS["K"]}  # config.json records the K that ran
     note = admm_step_warning(engine.algo, cfg.get("lr", 0.1), cfg.get("lr_decay", 1.0), int(engine.local_steps.max()),
                              cfg["rounds"])
     if note and note not in _WARNED:  # once per process: a sweep of many runs (claims, verify) says it once
