@@ -50,7 +50,7 @@ from dfltheory.empirical import algorithms as A
 from dfltheory.empirical.allocator import keep_freed_memory
 from dfltheory.empirical import data as D
 from dfltheory.empirical.communication import Mixing
-from dfltheory.empirical.engine import Engine
+from dfltheory.empirical.engine import Engine, compile_failures
 from dfltheory.empirical.functional import FlatModel
 from dfltheory.empirical.models import loss_fn, make_model
 from dfltheory.testing import official
@@ -377,13 +377,11 @@ def profile(eng: Engine, rounds: int, rows: int = 16) -> str:
 
 def compiled(measure):
     """``measure()``, or None where it needs ``torch.compile`` and that cannot run here (no C++ compiler on the
-    CPU, no Triton on the GPU): the row is then printed as skipped, not the whole benchmark stopped."""
-    from torch._dynamo.exc import BackendCompilerFailed
-    from torch._inductor.exc import InvalidCxxCompiler
-
+    CPU, no Triton on the GPU): the row is then printed as skipped, not the whole benchmark stopped. The engine's
+    own refusal (``check_compile``) is a ValueError."""
     try:
         return measure()
-    except (BackendCompilerFailed, InvalidCxxCompiler, ValueError) as err:  # the engine's refusal (check_compile) is a ValueError
+    except (*compile_failures(), ValueError) as err:
         print(f"(a torch.compile row skipped: {str(err).splitlines()[0][:160]})")
         return None
 

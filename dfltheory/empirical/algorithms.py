@@ -241,8 +241,9 @@ def dfedpgp(hp):
     local = R.chain(R.gradient(), *_decay(hp), phases, *_clip(hp),
                     *([R.momentum(beta, moving=phases.moving)] if beta else []),
                     *([R.personal_lr(phases, lr_v)] if lr_v is not None else []))
-    return Algorithm("dfedpgp", local, C.push_sum(), params={"K_v": K_v, "lr_v": lr_v, "personal": layers, "momentum": beta},
-                     stochastic="column", K_v=K_v, split=_personal_split(layers))
+    return Algorithm("dfedpgp", local, C.push_sum(),
+                     params={"K_v": K_v, "lr_v": lr_v, "personal": layers, "momentum": beta}, stochastic="column",
+                     K_v=K_v, split=_personal_split(layers))
 
 
 def sgp(hp):

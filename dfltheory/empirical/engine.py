@@ -24,9 +24,9 @@ is the mean over its entries >= 0 (``FlatModel`` weights).
 A model with running statistics (BatchNorm; :mod:`dfltheory.empirical.functional`) adds ``state["running_stats"]``
 (m, n_stats), all rows the module's initial statistics: every gradient call of a local step moves the rows it
 computes by the batch, and no communication rule reads it, so it stays each client's own (subsets of clients, masked
-slots, the sequential schedule, checkpoints and the rank split carry it as any other state entry). With local epochs
-every client's sample count must be a multiple of the batch size: the padding of a partial batch would enter the
-batch statistics.
+slots, the sequential schedule, checkpoints and the rank split carry it as any other state entry). A BatchNorm model
+needs batches of at least 2 samples, and with local epochs every client's sample count a multiple of the batch size:
+the padding of a partial batch would enter the batch statistics (``Engine._check_batch_statistics``).
 
 A partially shared model (DFedPGP) keeps ``shared``, the (d,) mask of the coordinates that push-sum mixes and
 de-biases; the others are each client's personal parameters.
@@ -57,6 +57,15 @@ from dfltheory.empirical.algorithms import Algorithm
 from dfltheory.empirical.communication import CommContext, Mixing, links, nesterov_extrapolation
 from dfltheory.empirical.functional import FlatModel
 from dfltheory.empirical.rules import StepContext
+
+
+def compile_failures() -> tuple[type[Exception], ...]:
+    """The exceptions of a ``torch.compile``d call that could not be compiled (the backend failed, no working C++
+    compiler): the engine turns them into a ValueError naming the fix, the benchmark into a skipped row."""
+    from torch._dynamo.exc import BackendCompilerFailed
+    from torch._inductor.exc import InvalidCxxCompiler
+
+    return BackendCompilerFailed, InvalidCxxCompiler
 
 
 def check_compile(device: torch.device) -> None:
@@ -323,9 +332,6 @@ class Engine:
 
     def _compiled_steps(self, ctx: StepContext, idx: torch.Tensor) -> None:
         """The K local steps through the compiled step (``compile=True``; the first call compiles)."""
-        from torch._dynamo.exc import BackendCompilerFailed
-        from torch._inductor.exc import InvalidCxxCompiler
-
         x = ctx.x
         lr = torch.tensor(ctx.lr, dtype=x.dtype, device=x.device)
         decay = torch.tensor(ctx.decay, dtype=x.dtype, device=x.device)
@@ -335,7 +341,7 @@ class Engine:
             xb, yb = self.x_train[idx[k]], self.y_train[idx[k]]
             try:
                 ctx.state = self._step(ctx.state, anchor, xb, yb, lr, decay, self._phase_k[k])
-            except (BackendCompilerFailed, InvalidCxxCompiler) as err:
+            except compile_failures() as err:
                 raise ValueError(f"torch.compile could not compile the local step of {self.algo.name} "
                                    f"({type(err).__name__}: {str(err).splitlines()[0][:200]}); run without "
                                    f"--compile (Engine(compile=False))") from None

@@ -417,6 +417,7 @@ def test_options_that_do_nothing_for_the_algorithm_are_named(tmp_path, capsys):
     assert cli.main([*common, "--algo", "dfedavg", "--weighted", "--out", str(tmp_path / "a")]) == 0
     assert "dfedavg does not use --weighted; ignored" in capsys.readouterr().err
     assert cli.main([*common, "--algo", "dfedpgp", "--model", "mlp", "--personal", "none", "--topology", "random",
-                     "--topology-params", "k=2,direction=in", "--weights", "push-sum", "--out", str(tmp_path / "b")]) == 0
+                     "--topology-params", "k=2,direction=in", "--weights", "push-sum",
+                     "--out", str(tmp_path / "b")]) == 0
     assert "with --personal none shares every parameter: its K_v personal steps move nothing" in (
         capsys.readouterr().err)

@@ -47,7 +47,8 @@ def test_imagenet_weights_go_in_as_the_dfedcata_code_takes_them(imagenet_like):
     norms = [n for n in params if ".gn" in n or n.startswith("stem.1") or "shortcut.1" in n]
     assert len(norms) == 40
     for n in norms:  # new GroupNorm(2, C): weight 1, bias 0, as the code's replacement layers
-        assert torch.equal(params[n], torch.ones_like(params[n]) if n.endswith("weight") else torch.zeros_like(params[n]))
+        fresh = torch.ones_like(params[n]) if n.endswith("weight") else torch.zeros_like(params[n])
+        assert torch.equal(params[n], fresh)
     assert torch.equal(model.head.weight, head)  # (1000, 512) in the file, (100, 512) here
     assert note.startswith(f"took 20 of 62 parameter tensors from {path} (torchvision's resnet18)")
     assert "40 BatchNorm in the file, GroupNorm here" in note and "2 another shape (head.weight (1000, 512) vs" in note
