@@ -543,6 +543,8 @@ def personal_constants(A_u, A_v) -> dict:
       F(u, V) = (1/m) sum_k F_k(u, v_k)): ||grad_u F_k|| <= B_u,k = (1/2) sqrt(lam_u,k) for every (u, v_k) (as B
       in :func:`glm_constants`), and grad_u F_i - grad_u F = (1 - 1/m) grad_u F_i - (1/m) sum_{k != i} grad_u F_k:
       'sigma_g2_personal_bound' = max_i ((1 - 1/m) B_u,i + (1/m) sum_{k != i} B_u,k)^2.
+    * (B_u, B_v) ||grad_u F_i|| <= (1/2) sqrt(lam_u,i) and ||grad_v F_i|| <= (1/2) sqrt(lam_v,i) for every (u, v)
+      (as B in :func:`glm_constants`): 'B_u' = max_i B_u,i, 'B_v' = max_i B_v,i.
     * 'F_star_lower' = 0 (phi >= 0); with noise = 0 the personal optima zero every residual: 'F_star' = 0
       (set by the caller).
     """
@@ -564,6 +566,8 @@ def personal_constants(A_u, A_v) -> dict:
         "sigma_u2_bound": float(CAUCHY_SLOPE**2 * np.max(np.mean(np.sum(A_u**2, axis=2), axis=1))),
         "sigma_v2_bound": float(CAUCHY_SLOPE**2 * np.max(np.mean(np.sum(A_v**2, axis=2), axis=1))),
         "sigma_g2_personal_bound": float(np.max(client**2)),
+        "B_u": float(B_u.max()),
+        "B_v": float(CAUCHY_SLOPE * np.sqrt(lam_v.max())),
         "F_star_lower": 0.0,
     }
 

@@ -28,6 +28,7 @@ from dfltheory.empirical.engine import Engine
 from dfltheory.empirical.functional import FlatModel
 from dfltheory.empirical.metrics import Evaluator, measure
 from dfltheory.empirical.recipes import ALGO_DEFAULTS
+from dfltheory.empirical.replicas import BlockDiagonal, replicate
 from dfltheory.empirical.weights import load_initial_weights
 
 #: warnings already printed by this process (each distinct text once)
@@ -166,10 +167,12 @@ def data_seed(cfg: dict) -> int:
     return cfg["data_seed"] if cfg.get("data_seed") is not None else cfg.get("seed", 0)
 
 
-def build(cfg: dict, initial: bool = True) -> tuple[Engine, Evaluator]:
+def build(cfg: dict, initial: bool = True, replicas: int = 1) -> tuple[Engine, Evaluator]:
     """Engine and evaluator for a config dict (keys as the ``train`` command's options; ``data_params``: the data
     set's keyword options, ``data_seed``: :func:`data_seed`; ``recipe``: a paper's setting,
-    :func:`dfltheory.empirical.recipes.resolve`). ``initial=False`` (a resume: the checkpoint holds the state) skips
+    :func:`dfltheory.empirical.recipes.resolve`). ``replicas`` > 1: the engine trains that many independent copies
+    of the run at once (:mod:`dfltheory.empirical.replicas`; the evaluator stays the single run's).
+    ``initial=False`` (a resume: the checkpoint holds the state) skips
     reading ``init_weights``."""
     from dfltheory.empirical import data as D
     from dfltheory.empirical import models as M
@@ -198,6 +201,9 @@ def build(cfg: dict, initial: bool = True) -> tuple[Engine, Evaluator]:
     weights = data.client_sizes.numpy() if cfg.get("weighted") else None  # FedAvg's n_i-weighted average
     algo = A.make(cfg["algo"], server_weights=weights, **{k: cfg.get(k) for k in ALGO_KEYS})
     mixing = None
+    if replicas != 1 and not algo.decentralized:
+        raise ValueError(f"{algo.name} averages at a server, over every client: its copies cannot be trained as "
+                         "one engine; run its seeds separately (replicas=1)")
     if algo.decentralized:
         from dfltheory.topology import build as build_topology
         from dfltheory.topology.commands import parse_params
@@ -212,8 +218,9 @@ def build(cfg: dict, initial: bool = True) -> tuple[Engine, Evaluator]:
                    if axis else "use --weights push-sum")
             raise ValueError(f"the mixing matrix of {cfg.get('topology')!r} with weights {topo.weights!r} is not "
                              f"{algo.stochastic}-stochastic as {algo.name} needs; {fix}")
-        mixing = Mixing(topo, sparse=cfg.get("sparse"), device=device)
-    engine = Engine(model, data, algo, mixing, K=cfg.get("K") or ALGO_DEFAULTS["K"], lr=cfg.get("lr", 0.1),
+        mixing = Mixing(topo if replicas == 1 else BlockDiagonal(topo, replicas), sparse=cfg.get("sparse"),
+                        device=device)
+    engine = Engine(model, data if replicas == 1 else replicate(data, replicas), algo, mixing, K=cfg.get("K") or ALGO_DEFAULTS["K"], lr=cfg.get("lr", 0.1),
                     lr_decay=cfg.get("lr_decay", 1.0), batch_size=cfg.get("batch_size", 32), seed=cfg.get("seed", 0),
                     device=device, sequential=cfg.get("sequential", False), client_chunk=cfg.get("client_chunk"),
                     epochs=bool(cfg.get("epochs")), compile=bool(cfg.get("compile")))

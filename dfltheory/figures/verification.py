@@ -16,25 +16,82 @@ from pathlib import Path
 from dfltheory.figures.axes import axes_or_new, save_figure
 from dfltheory.figures.format import num
 
-EXIT_CODES = """exit codes:
+EXIT_CODES = """A verdict 'holds' is informative only where the bound is below the trivial level: the smaller of the
+measured quantity at x^0 (an algorithm that never moves) and its supremum (every algorithm); otherwise it reads
+'holds (trivial: bound >= ...)'. T* is the horizon from which the bound is below that level (--horizons).
+
+exit codes:
   0  every verdict is 'holds', 'vacuous' or 'conditions fail' (the bound is never below the measurement)
   1  some bound is below the measured quantity's 95 % interval ('violated'): a counter-example, with its command
   2  bad input: one line on stderr"""
 
 
+def verdict_text(v: dict) -> str:
+    """'holds (informative)', 'holds (trivial: bound >= ...)', or the verdict alone where no bound was compared."""
+    label = v.get("label")
+    if v.get("verdict") not in ("holds", "violated", "inconclusive") or not label:
+        return v.get("verdict", "-")
+    return f"{v['verdict']} ({label})"
+
+
+def _aligned(lines: list[tuple]) -> str:
+    widths = [max(len(str(r[i])) for r in lines) for i in range(len(lines[0]) - 1)]
+    return "\n".join("  ".join(str(c).ljust(w) for c, w in zip(r, widths)) + "  " + str(r[-1]) for r in lines)
+
+
 def table(result: dict) -> str:
-    """One line per verdict: theorem, constants, setting, verdict, bound, measured [95 % interval], ratio,
-    dominant term (or the conditions that fail)."""
-    head = ("theorem", "constants", "setting", "verdict", "bound", "measured [95% CI]", "bound/measured", "dominant")
+    """One line per verdict: theorem, constants, setting, verdict with its trivial label, bound, the trivial level
+    (the smaller of the value at x^0 and the supremum), T* (best step), measured [95 % interval], ratio, dominant
+    term (or the conditions that fail)."""
+    head = ("theorem", "constants", "setting", "verdict", "bound", "trivial level", "T*", "measured [95% CI]",
+            "bound/measured", "dominant")
     lines = [head]
     for v in result["verdicts"]:
         ci = v.get("ci")
         measured = f"{num(v.get('measured'))} [{num(ci[0])}, {num(ci[1])}]" if ci else "-"
         why = v.get("dominant") or "; ".join(v.get("failed") or []) or "-"
-        lines.append((v["theorem"], v["constants"], v["setting"], v["verdict"], num(v.get("bound")), measured,
-                      num(v.get("ratio")), why))
-    widths = [max(len(str(r[i])) for r in lines) for i in range(len(head) - 1)]
-    return "\n".join("  ".join(str(c).ljust(w) for c, w in zip(r, widths)) + "  " + str(r[-1]) for r in lines)
+        level = (v.get("trivial") or {}).get("level")
+        lines.append((v["theorem"], v["constants"], v["setting"], verdict_text(v), num(v.get("bound")), num(level),
+                      v.get("T_star") or "-", measured, num(v.get("ratio")), why))
+    return _aligned(lines)
+
+
+def horizon_table(rows: list[dict]) -> str:
+    """The T* table: per theorem, topology and constants, the trivial level and the smallest T at which the bound
+    falls below it, at the largest admissible step and at the best one (with that step), or why it never does."""
+    head = ("theorem", "topology", "constants", "trivial level", "T* (largest step)", "T* (best step)", "best step",
+            "why / note")
+    lines = [head]
+    for r in rows:
+        large, best = r["largest"], r["best"]
+        why = best.get("why") or large.get("why") or r.get("note") or "-"
+        if best.get("T_star") and r.get("note"):
+            why = r["note"]
+        lines.append((r["theorem"], r["topology"], r["constants"],
+                      f"{num(r['level'])} ({'x^0' if r['trivial']['at_x0'] <= r['trivial']['sup'] else 'sup'})",
+                      large.get("T_star") or ("-" if large.get("note") else "vacuous"), best.get("T_star") or "vacuous",
+                      f"{r['step_symbol']} = {num(best.get('step'))}" if best.get("step") else "-", why))
+    return _aligned(lines)
+
+
+def informative_lines(result: dict) -> str:
+    """One block per main theorem: where and how long its informative runs went, and each theorem's verdict at
+    T_run = 2 T* and at the runs' end R, with the measured and predicted slopes."""
+    out = []
+    for r in result.get("informative", []):
+        if r["status"] != "run":
+            out.append(f"{r['theorem']}: {r['status']}: {r.get('note', '')}")
+            continue
+        out.append(f"{r['theorem']} on {r['topology']} ({r['constants']} constants), T* = {r['T_star']}, "
+                   f"{r['step_symbol']} = {num(r['step'])}, {r['seeds']} seeds x {r['R']} rounds in "
+                   f"{r['seconds']:.0f} s:")
+        for v in r["verdicts"]:
+            a, e = v["at"], v["at_end"]
+            out.append(f"  {v['theorem']}: T = {a['T']}: {verdict_text(a)}, bound {num(a.get('bound'))} vs "
+                       f"{num(a['measured'])} [{num(a['ci'][0])}, {num(a['ci'][1])}]; T = {e['T']}: "
+                       f"{verdict_text(e)}, bound {num(e.get('bound'))} vs {num(e['measured'])}; slope measured "
+                       f"{num(v['measured_slope'], digits=3)}, bound {num(v['bound_slope'], digits=3)}")
+    return "\n".join(out)
 
 
 def rate_lines(result: dict) -> str:
@@ -172,6 +229,9 @@ def register(subparsers) -> None:
     p.add_argument("--jobs", type=int, default=1, help="processes that train runs in parallel (one CPU thread each; "
                    "2 on a 2-core machine)")
     p.add_argument("--device", default="cpu", help="where runs train: cpu (default), cuda, cuda:1, ...")
+    p.add_argument("--horizons", action="store_true",
+                   help="print only the T* table (the horizon from which each bound is below its trivial level), "
+                        "without training")
     p.set_defaults(func=_verify)
 
 
@@ -184,6 +244,12 @@ def _verify(args) -> int:
     if not targets:
         raise ValueError("name what to verify: 'all' (or --all), a paper or a theorem id")
     resolve_targets(targets)  # bad input fails before anything is created or run
+    if args.horizons:
+        from dfltheory.verify.holds import horizons
+
+        rows = horizons(targets, args.size)
+        print(json.dumps(rows, indent=1) if args.json else horizon_table(rows))
+        return 0
     check_device(args.device)
     if args.jobs < 1:
         raise ValueError(f"--jobs must be >= 1 (processes that train runs), got {args.jobs}")
@@ -200,7 +266,10 @@ def _verify(args) -> int:
         print(json.dumps(result, indent=1))
     else:
         print(table(result))
+        if result.get("informative"):
+            print("\ninformative runs (beyond T*):\n" + informative_lines(result))
         if result["rates"]:
             print("\nrate in T:\n" + rate_lines(result))
         print(f"\n{len(result['verdicts'])} verdicts in {result['wall_seconds']:.0f} s; results and figures in {out}")
-    return 1 if any(v["verdict"] == "violated" for v in result["verdicts"]) else 0
+    informative = [v["at"] for r in result.get("informative", []) for v in r.get("verdicts", [])]
+    return 1 if any(v["verdict"] == "violated" for v in result["verdicts"] + informative) else 0

@@ -58,12 +58,15 @@ class Size:
     horizons: tuple[int, ...]
     batch_size: int = 4
     longest: int = 0  # a longer horizon, up to this, where a theorem's conditions need more rounds than T
+    reach: int = 0  # the longest informative run (rounds): 2 T* must fit, R = min(10 x 2 T*, reach)
 
 
 SIZES = {
     "quick": Size(m=6, T=20, seeds=5, topologies=1, fractions=(1.0,), extra_K=False, horizons=()),
     "default": Size(m=8, T=100, seeds=5, topologies=3, fractions=(1.0, 0.25), extra_K=True,
-                    horizons=(25, 50, 100, 200), longest=1000),
+                    horizons=(25, 50, 100, 200), longest=1000, reach=25_000),
+    "informative": Size(m=8, T=100, seeds=5, topologies=3, fractions=(1.0, 0.25), extra_K=True,
+                        horizons=(25, 50, 100, 200), longest=1000, reach=300_000),
     "large": Size(m=16, T=400, seeds=10, topologies=3, fractions=(1.0, 0.25), extra_K=True,
                   horizons=(50, 100, 200, 400, 800), batch_size=8, longest=10000),
 }
@@ -199,6 +202,7 @@ class Instance:
     kinds: dict[str, str] = field(default_factory=dict)  # symbol -> exact / bound / measured
     mixing: float = math.nan  # lambda (gossip) or measured q (push-sum): the topology's mixing rate
     note: str = ""
+    trivial: dict = field(default_factory=dict)  # measure -> TrivialLevel (dfltheory.verify.trivial)
 
 
 def _setup(plan: PaperPlan, size: Size, target: Target, topos: Sequence[Topo], T: int):
@@ -213,13 +217,32 @@ def _setup(plan: PaperPlan, size: Size, target: Target, topos: Sequence[Topo], T
     return problem, instances(plan, size, probe, consts, topos, T)
 
 
-def _start_point(base_cfg: Mapping) -> tuple[float, float, int]:
-    """f(x^0), ||x^0||^2 and the model dimension d for the run config (x^0 is shared by all clients and seeds)."""
+def _start_point(base_cfg: Mapping, consts: Mapping, values: Mapping[str, float], measures: Iterable[str]
+                 ) -> tuple[float, float, int, dict]:
+    """f(x^0), ||x^0||^2, the model dimension d and the trivial level of each measure
+    (:mod:`dfltheory.verify.trivial`: its value at x^0, the certified supremum, and a numeric supremum over points
+    sampled around x^0 and the clients' optima) for the run config (x^0 is shared by all clients and seeds)."""
     from dfltheory.empirical.runner import build
+    from dfltheory.verify import trivial
 
     engine, evaluator = build({**base_cfg, "out": None})
-    x0 = engine.x_bar()
-    return float(evaluator.objective(x0)[0]), float((x0.double() ** 2).sum()), int(x0.numel())
+    x0, X0 = engine.x_bar(), engine.client_models()
+    data = engine.data.constants or {}
+    centres = [] if engine.shared is not None else [c for key in ("x_client_star", "x_best")
+                                                    for c in torch_rows(data.get(key))]
+    levels = {}
+    for measure in sorted(set(measures)):
+        level = trivial.level_at_start(measure, evaluator, X0, consts, values, engine.shared)
+        levels[measure] = level.with_numeric(trivial.numeric_sup(measure, evaluator, X0, centres, values,
+                                                                 engine.shared))
+    return float(evaluator.objective(x0)[0]), float((x0.double() ** 2).sum()), int(x0.numel()), levels
+
+
+def torch_rows(value) -> list:
+    """The rows of a (k, d) or (d,) tensor (none for None)."""
+    if value is None:
+        return []
+    return list(value) if value.dim() == 2 else [value]
 
 
 def instances(plan: PaperPlan, size: Size, base_cfg: Mapping, consts: Mapping, topos: Sequence[Topo],
@@ -229,11 +252,12 @@ def instances(plan: PaperPlan, size: Size, base_cfg: Mapping, consts: Mapping, t
 
     from dfltheory.bounds import get
 
-    f0, x0_sq, d = _start_point(base_cfg)
     used = {name for t in plan.targets for name in get(t.theorem).symbols} | {"f_star_lower"}
     problem_values = {k: c.value for k, c in consts.items() if k in used}
     kinds = {k: c.kind for k, c in consts.items() if k in used}
     f_star = problem_values.pop("f_star_lower", 0.0)
+    f0, x0_sq, d, levels = _start_point(base_cfg, consts, {k: c.value for k, c in consts.items()},
+                                        (t.measure for t in plan.targets))
     common = {**problem_values, "K": plan.K, "K_u": plan.K, "T": T, "m": size.m, "Q": 1,
               "f0_minus_fstar": f0 - f_star, "x0_sq_mean": x0_sq}
     common.update(resolve(plan.symbols, common))
@@ -244,7 +268,7 @@ def instances(plan: PaperPlan, size: Size, base_cfg: Mapping, consts: Mapping, t
         if not plan.pushsum:
             vals = {**common, "lam": info["lambda"], "psi": info["psi"]}
             family = "certified" if all(k != "measured" for k in kinds.values()) else "measured"
-            out.append(Instance(plan.paper, topo, vals, family, kinds, info["lambda"]))
+            out.append(Instance(plan.paper, topo, vals, family, kinds, info["lambda"], trivial=levels))
             continue
         cited_C, cited_q = (info["C_pgp"], info["q_pgp"]) if plan.paper == "dfedpgp" else (info["C"], info["q"])
         lemma = "seed 003 L525-527" if plan.paper == "dfedpgp" else "Assran et al. 2019 Lemma 3"
@@ -254,7 +278,7 @@ def instances(plan: PaperPlan, size: Size, base_cfg: Mapping, consts: Mapping, t
                  "consensus e(t) <= C q^t over the horizon (dfltheory.topology.pushsum.measured)")):
             vals = {**common, "C": C, "q": q, "delta": info["delta"]}
             out.append(Instance(plan.paper, topo, vals, label, {**kinds, "C": label, "q": label},
-                                info["q_measured"], note))
+                                info["q_measured"], note, levels))
     return out
 
 
@@ -354,6 +378,18 @@ def verdict(thm, est: M.Estimate, values: Mapping[str, float]) -> dict:
     else:
         name = "inconclusive"
     return {**out, "verdict": name, "ratio": check.value / est.mean if est.mean > 0 else math.inf}
+
+
+def trivial_fields(level, terms: np.ndarray, v: Mapping) -> dict:
+    """The trivial level of a verdict (:mod:`dfltheory.verify.trivial`; the runs' own largest per-round quantity
+    joins the numeric supremum), whether it is informative (the bound below the smaller level) and its label."""
+    from dfltheory.verify.trivial import trajectory_max
+
+    level = level.with_numeric(trajectory_max(terms))
+    bound = v.get("bound")
+    informative = v.get("verdict") in ("holds", "violated", "inconclusive") and level.informative(bound)
+    return {"trivial": level.to_dict(), "informative": informative,
+            "label": level.label(bound) if bound is not None else "no bound"}
 
 
 def overlay(thm, measure: str, terms: np.ndarray, values: Mapping[str, float]) -> dict:
@@ -517,6 +553,7 @@ def verify_paper(plan: PaperPlan, targets: Sequence[Target], size: Size, cache: 
                 vals["Xi"] = float(np.mean([[r["consensus"] for r in rows[:-1]] for rows, _ in runs]))
             est = M.expectation(target.measure, terms)
             v = verdict(thm, est, vals)
+            v.update(trivial_fields(inst.trivial[target.measure], terms, v))
             note = inst.note
             if target.measure == "min":
                 note = (note + "; " if note else "") + "interval of the mean at the minimizing round"
@@ -551,6 +588,197 @@ def _topology_dependence(plan: PaperPlan, rows: list[dict]) -> list[dict]:
         main = next(t.theorem for t in plan.targets if t.main)
         out.append({"paper": plan.paper, "theorem": main, "constants": family, "reference": ref["topology"],
                     "rows": fam})
+    return out
+
+
+# ------------------------------------------------------------------------------------------------ T*
+def horizon_rows(plan: PaperPlan, targets: Sequence[Target], size: Size) -> list[dict]:
+    """T* (:mod:`dfltheory.verify.horizons`) of every target on every topology and constants family of the size:
+    the smallest horizon at which the bound falls below the trivial level, at the largest admissible step and at
+    the step that minimises the bound; no training. DFedCata's measured consensus error Xi is set to 0 (its most
+    favourable value): T* of a bound with Xi is then a lower estimate."""
+    from dfltheory.bounds import get
+    from dfltheory.verify.horizons import RULES, horizon
+
+    topos = plan.topologies[: size.topologies]
+    problem, insts = _setup(plan, size, targets[0], topos, size.T)
+    rows = []
+    for target in targets:
+        thm = get(target.theorem)
+        for inst in insts:
+            vals = _for(thm, {**inst.values, "Xi": 0.0})
+            level = inst.trivial[target.measure]
+            row = {"theorem": target.theorem, "paper": plan.paper, "variant": thm.variant, "main": target.main,
+                   "problem": plan.problem, "topology": inst.topo.label, "constants": inst.constants, "m": size.m,
+                   "K": plan.K, "step_symbol": plan.step, "level": level.level, "trivial": level.to_dict(),
+                   "note": "Xi = 0 (its most favourable value): T* is a lower estimate" if "Xi" in thm.symbols
+                   else ""}
+            for rule in RULES:
+                row[rule] = horizon(thm, plan.step, vals, level.level, rule)
+            rows.append(row)
+            if target.main and plan.tune:  # the hyper-parameter values that make T* (best step) smallest
+                tried = [({**vals, name: v}, {name: v}) for name, values in plan.tune.items() for v in values]
+                found = [(horizon(thm, plan.step, t_vals, level.level, "best"), tuned) for t_vals, tuned in tried]
+                found = [(h, tuned) for h, tuned in found if h["T_star"]]
+                if found:
+                    h, tuned = min(found, key=lambda f: f[0]["T_star"])
+                    rows.append({**row, "tuned": tuned, "largest": {"rule": "largest", "T_star": None,
+                                                                    "note": "not searched with tuned values"},
+                                 "best": h, "note": "tuned: " + ", ".join(f"{k} = {v:g}" for k, v in tuned.items())
+                                 + f" (of {', '.join(f'{k} in {list(v)}' for k, v in plan.tune.items())})"})
+    return rows
+
+
+# ------------------------------------------------------------------------------------------------ informative runs
+def replicated_terms(cfg: Mapping, seeds: int, measure: str, values: Mapping[str, float], rounds: int, root: Path,
+                     progress: Callable | None = None, checkpoint_every: int = 5000) -> tuple[np.ndarray, float]:
+    """(seeds, rounds) per-round terms (:func:`dfltheory.verify.measures.per_round`) of ``seeds`` independent copies
+    of the run ``cfg`` trained as one engine in float64 (:mod:`dfltheory.empirical.replicas`; ``torch.compile``d
+    where a C++ compiler is found), and the seconds it took. Cached in ``root/<key>``: ``terms.npy`` once complete;
+    ``checkpoint.pt`` every ``checkpoint_every`` rounds, from which a cut run resumes bit-exactly.
+    ``progress(done, total, eta_seconds)`` every 1000 rounds."""
+    import torch
+
+    from dfltheory.empirical.engine import check_compile
+    from dfltheory.empirical.replicas import Replicas
+    from dfltheory.empirical.runner import build
+
+    quantity = {"min": "grad_norm_sq", "avg": "grad_norm_sq", "avg_p": "grad_norm_sq_p", "avg_w": "grad_norm_sq_w",
+                "avg_pgp": "delta_pgp"}[measure]
+    key_cfg = {**cfg, "replicas": seeds, "rounds": rounds, "quantity": quantity}
+    out = Path(root) / hashlib.sha256(json.dumps(key_cfg, sort_keys=True, default=str).encode()).hexdigest()[:16]
+    done_file, ckpt = out / "terms.npy", out / "checkpoint.pt"
+    if done_file.exists():
+        meta = json.loads((out / "run.json").read_text())
+        return np.load(done_file), float(meta["seconds"])
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "config.json").write_text(json.dumps(key_cfg, indent=1, default=str) + "\n")
+    try:
+        check_compile(torch.device(cfg.get("device", "cpu")))
+        compiled = True
+    except ValueError:
+        compiled = False
+    default = torch.get_default_dtype()
+    torch.set_default_dtype(torch.float64)  # the model, and with it the data and the mixing, in float64
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)  # tiny problems: one thread is fastest
+    try:
+        engine, _ = build({**cfg, "out": None, "compile": compiled}, replicas=seeds)
+    finally:
+        torch.set_default_dtype(default)
+    rep = Replicas(engine, seeds, quantity, (values.get("L_u", 1.0), values.get("L_v", 1.0)))
+    terms, seconds = None, 0.0
+    if ckpt.exists():
+        saved = torch.load(ckpt, weights_only=False)
+        engine.load_state_dict(saved["engine"])
+        terms, seconds = saved["terms"], saved["seconds"]
+    start = time.perf_counter()
+
+    def on_round(t, so_far):
+        if t % checkpoint_every == 0 and t < rounds:
+            torch.save({"engine": engine.state_dict(), "terms": so_far.clone(),
+                        "seconds": seconds + time.perf_counter() - start}, ckpt)
+        if progress and t % 1000 == 0:
+            rate = (time.perf_counter() - start) / max(t - (0 if terms is None else terms.shape[1]), 1)
+            progress(t, rounds, rate * (rounds - t))
+
+    try:
+        result = rep.run(rounds, terms, on_round).cpu().numpy()
+    finally:
+        torch.set_num_threads(threads)
+    seconds += time.perf_counter() - start
+    np.save(done_file, result)
+    (out / "run.json").write_text(json.dumps({"seconds": seconds, "compiled": compiled, "seeds": seeds,
+                                              "rounds": rounds}) + "\n")
+    ckpt.unlink(missing_ok=True)
+    return result, seconds
+
+
+def _slope(T: np.ndarray, y: np.ndarray) -> float | None:
+    """Least-squares slope of log y against log T over the points with y > 0 (None with fewer than 2)."""
+    ok = np.isfinite(y) & (y > 0)
+    if ok.sum() < 2:
+        return None
+    return float(np.polyfit(np.log(T[ok]), np.log(y[ok]), 1)[0])
+
+
+def informative_verdicts(thms: Sequence, terms: np.ndarray, measure: str, values: Mapping[str, float], step: str,
+                         eta: float, T_run: int, level) -> list[dict]:
+    """The verdict of each theorem of ``thms`` on the replicated runs' ``terms`` at horizon ``T_run`` with step
+    ``eta`` (:func:`verdict` with the trivial level), and the measured and predicted slopes in log T over
+    [T_run / 2, R] (R = the runs' length; the step fixed)."""
+    R = terms.shape[1]
+    out = []
+    running = M.running(measure, terms.mean(0))
+    Ts = np.unique(np.geomspace(max(T_run // 2, 1), R, 24).astype(int))
+    for thm in thms:
+        vals = {**_for(thm, values), step: eta}
+        rows = {}
+        for T in sorted({T_run, R}):
+            est = M.expectation(measure, terms, T)
+            v = verdict(thm, est, {**vals, "T": T})
+            v.update(trivial_fields(level, terms[:, :T], v))
+            rows[T] = {**v, "T": T, "measured": est.mean, "ci": [est.low, est.high], "estimate": est.to_dict()}
+        bound = np.asarray(thm.evaluate(**{**vals, "T": Ts.astype(float)}), dtype=float) * np.ones(len(Ts))
+        ok = np.asarray(thm.valid("all", **{**vals, "T": Ts.astype(float)})) & np.isfinite(bound)
+        out.append({"theorem": thm.id, "variant": thm.variant, "at": rows[T_run], "at_end": rows[R],
+                    "measured_slope": _slope(Ts, running[Ts - 1]),
+                    "bound_slope": _slope(Ts[ok], bound[ok]) if ok.sum() >= 2 else None,
+                    "curve": {"T": Ts.tolist(), "measured": running[Ts - 1].tolist(),
+                              "bound": np.where(ok, bound, np.nan).tolist()}})
+    return out
+
+
+def informative(plan: PaperPlan, targets: Sequence[Target], size: Size, rows: Sequence[Mapping], root: Path,
+                progress: Callable | None = None, device: str = "cpu") -> list[dict]:
+    """Informative runs of each main theorem of ``targets`` (issue 21, item 3): on the instance (topology,
+    constants) whose T* (best step) is smallest, ``size.seeds`` copies trained as one engine for
+    R = min(10 T_run, size.reach) rounds with T_run = 2 T*, at the step that minimises the main bound at T_run; the
+    verdict of the main theorem and of every variant of the paper run by the same algorithm, at T_run and at R,
+    with their trivial labels and slopes. A main theorem whose T_run exceeds ``size.reach`` (or that has no T*) gets
+    an entry saying so."""
+    from dfltheory.bounds import get
+    from dfltheory.verify.horizons import at
+
+    if not size.reach:
+        return []
+    problem, insts = _setup(plan, size, targets[0], plan.topologies[: size.topologies], size.T)
+    out = []
+    for main in [t for t in targets if t.main]:
+        cands = [r for r in rows if r["theorem"] == main.theorem and r["best"]["T_star"]]
+        base = {"theorem": main.theorem, "paper": plan.paper, "problem": plan.problem, "m": size.m,
+                "seeds": size.seeds}
+        if not cands:
+            why = next((r["best"]["why"] for r in rows if r["theorem"] == main.theorem), "no horizon row")
+            out.append({**base, "status": "vacuous at every T", "note": why})
+            continue
+        row = min(cands, key=lambda r: r["best"]["T_star"])
+        T_star = int(row["best"]["T_star"])
+        T_run = 2 * T_star
+        inst = next(i for i in insts if i.topo.label == row["topology"] and i.constants == row["constants"])
+        base.update(topology=row["topology"], constants=row["constants"], T_star=T_star, T_run=T_run,
+                    tuned=row.get("tuned", {}))
+        if T_run > size.reach:
+            out.append({**base, "status": "beyond reach", "note": f"T_run = 2 T* = {T_run} rounds exceeds this "
+                        f"size's reach of {size.reach} rounds (--size informative goes to {SIZES['informative'].reach})"})
+            continue
+        thm = get(main.theorem)
+        values = {**inst.values, "Xi": 0.0, **row.get("tuned", {})}
+        point = at(thm, plan.step, {k: v for k, v in _for(thm, values).items() if k not in (plan.step, "T")},
+                   T_run, "best")
+        eta = point.step
+        R = min(10 * T_run, size.reach)
+        cfg = run_config(plan, problem, main, inst.topo, {**values, plan.step: eta}, eta, plan.K, R, size, 0, device)
+        terms, seconds = replicated_terms(cfg, size.seeds, main.measure, values, R, root, progress)
+        thms = [get(t.theorem) for t in targets if t.algo == main.algo and t.measure == main.measure
+                and t.hp == main.hp]
+        # the replicated runs do not measure DFedCata's consensus error Xi: the theorems that need it are skipped
+        verdicts = informative_verdicts([t for t in thms if "Xi" not in t.symbols], terms, main.measure,
+                                        {k: v for k, v in values.items() if k != "Xi"}, plan.step, eta, T_run,
+                                        inst.trivial[main.measure])
+        out.append({**base, "status": "run", "step_symbol": plan.step, "step": eta, "R": R, "seconds": seconds,
+                    "command": train_command(cfg) + f" (x {size.seeds} seeds)", "verdicts": verdicts,
+                    "skipped": [t.id for t in thms if "Xi" in t.symbols]})
     return out
 
 
@@ -668,11 +896,18 @@ def verify(targets: Sequence[str] = ("all",), size: str | Size = "default", out:
     result = {"version": __version__, "size": next((k for k, v in SIZES.items() if v == size), "custom"),
               "seeds": list(range(size.seeds)), "m": size.m, "T": size.T, "device": device, "workers": workers,
               "machine": f"{platform.platform()}, {platform.processor() or platform.machine()}",
-              "verdicts": [], "overlays": {}, "topology": [], "rates": []}
+              "verdicts": [], "overlays": {}, "topology": [], "rates": [], "horizons": [], "informative": []}
     for paper, tgts in chosen.items():
         plan = PLANS[paper]
         stage = (lambda name: (lambda d, t, e: progress(name, d, t, e)) if progress else None)
         part = verify_paper(plan, tgts, size, cache, stage(f"{paper}: bound-holds runs"), workers, device)
+        rows = horizon_rows(plan, tgts, size)
+        stars = {(r["theorem"], r["topology"], r["constants"]): r["best"]["T_star"] for r in rows if not r.get("tuned")}
+        for v in part["verdicts"]:
+            v["T_star"] = stars.get((v["theorem"], v.get("topology"), v.get("constants")))
+        result["horizons"] += rows
+        result["informative"] += informative(plan, tgts, size, rows, out / "informative",
+                                             stage(f"{paper}: informative runs (rounds)"), device)
         result["verdicts"] += part["verdicts"]
         if any(t.main for t in tgts):
             result["verdicts"] += [{"theorem": thm, "paper": paper, "variant": "printed", "main": True,
@@ -690,6 +925,15 @@ def verify(targets: Sequence[str] = ("all",), size: str | Size = "default", out:
     result = json_safe(result)
     (out / "verify.json").write_text(json.dumps(result, indent=1) + "\n")
     return result
+
+
+def horizons(targets: Sequence[str] = ("all",), size: str | Size = "default") -> list[dict]:
+    """The T* table (:func:`horizon_rows`) of ``targets`` at ``size``, without training."""
+    size = check_run_options(size, SIZES, 1, "cpu")
+    rows = []
+    for paper, tgts in resolve_targets(targets).items():
+        rows += horizon_rows(PLANS[paper], tgts, size)
+    return json_safe(rows)
 
 
 def json_safe(obj):

@@ -5,11 +5,16 @@ runs that differ only in the sampling seed (the problem, x^0 and the graph fixed
 
 | measure  | quantity (card §2 of the paper)                                          | metrics key (rounds)          |
 |----------|--------------------------------------------------------------------------|-------------------------------|
-| min      | min_{1<=t<=T} E||grad f(x_bar^t)||^2 (DFedSAM Thm 4.1)                     | grad_norm_sq (1..T)           |
+| min      | min_{1<=t<=T} E||grad f(x_bar^t)||^2 (DFedSAM Thm 4.1; paper rounds 1..T) | grad_norm_sq (0..T-1)         |
 | avg      | (1/T) sum_{t=0}^{T-1} E||grad f(x_bar^t)||^2 (DFedSGPSM Thm 1, numerators; DFedCata reading A) | grad_norm_sq (0..T-1) |
 | avg_p    | (1/T) sum_{t=0}^{T-1} E||grad f(p^t)||^2 (DFedCata Thm 1, Lemma 6)         | grad_norm_sq_p (0..T-1)       |
 | avg_w    | (1/T) sum_{t=0}^{T-1} E||grad f(w^t)||^2 (DFedADMM Thm 1, Lemma 9)         | grad_norm_sq_w (0..T-1)       |
 | avg_pgp  | (1/T) sum_{t=1}^{T} (E Delta_ubar^t / L_u + E Delta_v^t / L_v) (DFedPGP Thm 1, card §2, §6.6) | grad_norm_sq_u (rounds 1..T: the record of round t+1 holds Delta_ubar^t), grad_norm_sq_v (0..T-1) |
+
+DFedSAM's index shift: Theorem 4.1 bounds min_{1<=t<=T} with the gap f(x_bar^1) - f* (card dfedsam §6.6: the paper's
+first round is t = 1); our rounds are 0..T-1 from x^0, so the paper's x_bar^t is our x_bar^{t-1}: the minimum runs
+over records 0..T-1 and the gap is f(x^0) - f*, one consistent pair (issue 21 item 5; before, the minimum ran over
+records 1..T with the gap at x^0, a pair the theorem does not state).
 
 DFedPGP's index shift: the paper's rounds are 1..T, ours 0..T-1; Delta_ubar^t = ||grad_u F(ubar^t, V^{t+1})||^2 needs
 V^{t+1}, so the engine records it with round t+1 (:mod:`dfltheory.empirical.metrics`).
@@ -28,7 +33,7 @@ import numpy as np
 
 #: measure name -> (reduction over t, description)
 MEASURES = {
-    "min": ("min", "min_{1<=t<=T} E||grad f(x_bar^t)||^2"),
+    "min": ("min", "min_{1<=t<=T} E||grad f(x_bar^t)||^2 (paper rounds 1..T = records 0..T-1)"),
     "avg": ("mean", "(1/T) sum_{t<T} E||grad f(x_bar^t)||^2"),
     "avg_p": ("mean", "(1/T) sum_{t<T} E||grad f(p^t)||^2"),
     "avg_w": ("mean", "(1/T) sum_{t<T} E||grad f(w^t)||^2"),
@@ -51,12 +56,10 @@ def per_round(measure: str, rows: Sequence[Mapping], values: Mapping[str, float]
     measured quantity at every horizon T: element T-1 belongs to horizon T (a run of R rounds gives R terms)."""
     if measure not in MEASURES:
         raise ValueError(f"unknown measure {measure!r}; choose one of {', '.join(MEASURES)}")
-    if measure == "min":
-        return _column(rows, "grad_norm_sq")[1:]
     if measure == "avg_pgp":
         u, v = _column(rows, "grad_norm_sq_u"), _column(rows, "grad_norm_sq_v")
         return u[1:] / values["L_u"] + v[:-1] / values["L_v"]
-    key = {"avg": "grad_norm_sq", "avg_p": "grad_norm_sq_p", "avg_w": "grad_norm_sq_w"}[measure]
+    key = {"min": "grad_norm_sq", "avg": "grad_norm_sq", "avg_p": "grad_norm_sq_p", "avg_w": "grad_norm_sq_w"}[measure]
     return _column(rows, key)[:-1]
 
 

@@ -180,6 +180,8 @@ def _glm(c: dict, b: float, paper: str | None, name: str) -> dict[str, Constant]
             "L_uv": Constant(c["L_uv"], "bound", f"{p} (L_uv)"),
             "L_vu": Constant(c["L_vu"], "bound", f"{p} (L_vu = L_uv)"),
             "sigma_u": _sigma(c["sigma_u2_bound"], b, "bound", f"{p} (sigma_u)"),
+            "B_u": Constant(c["B_u"], "bound", f"{p} (B_u: sup ||grad_u F_i||)"),
+            "B_v": Constant(c["B_v"], "bound", f"{p} (B_v: sup ||grad_v F_i||)"),
             "sigma_v": _sigma(c["sigma_v2_bound"], b, "bound", f"{p} (sigma_v)"),
         })
         if paper == "dfedpgp":  # f* of F(u, V) = (1/m) sum_i F_i(u, v_i), the personalized objective
@@ -199,7 +201,7 @@ def theorem_constants(problem_or_data, batch_size, theorem: str | None = None, m
     personalized objective. Symbols: L, sigma_l, sigma_g, G_het, B_het, f_star_lower (a lower bound on f*:
     f(x^0) - f_star_lower bounds f0_minus_fstar), and where they exist B, B_sample (every stochastic gradient,
     what the DFedSAM and DFedSGPSM proofs bound by B), f_star_best (the best value found, measured), L_u, L_v,
-    L_uv, L_vu, sigma_u, sigma_v. The quadratic has no B (no finite value).
+    L_uv, L_vu, sigma_u, sigma_v, B_u, B_v. The quadratic has no B (no finite value).
     """
     if isinstance(problem_or_data, str):
         if problem_or_data not in PROBLEMS:

@@ -27,7 +27,7 @@ def _rows(values: dict[str, list[float]]) -> list[dict]:
 
 def test_per_round_picks_the_rounds_each_theorem_sums_over():
     rows = _rows({"grad_norm_sq": [9.0, 4.0, 1.0, 2.0], "grad_norm_sq_w": [8.0, 6.0, 4.0, 2.0]})
-    assert M.per_round("min", rows).tolist() == [4.0, 1.0, 2.0]  # t = 1..T
+    assert M.per_round("min", rows).tolist() == [9.0, 4.0, 1.0]  # the paper's t = 1..T: records 0..T-1
     assert M.per_round("avg", rows).tolist() == [9.0, 4.0, 1.0]  # t = 0..T-1
     assert M.per_round("avg_w", rows).tolist() == [8.0, 6.0, 4.0]
     assert M.running("min", np.array([4.0, 1.0, 2.0])).tolist() == [4.0, 1.0, 1.0]
