@@ -66,7 +66,7 @@ SIZES = {
     "default": Size(m=8, T=100, seeds=5, topologies=3, fractions=(1.0, 0.25), extra_K=True,
                     horizons=(25, 50, 100, 200), longest=1000, reach=25_000),
     "informative": Size(m=8, T=100, seeds=5, topologies=3, fractions=(1.0, 0.25), extra_K=True,
-                        horizons=(25, 50, 100, 200), longest=1000, reach=300_000),
+                        horizons=(25, 50, 100, 200), longest=1000, reach=150_000),
     "large": Size(m=16, T=400, seeds=10, topologies=3, fractions=(1.0, 0.25), extra_K=True,
                   horizons=(50, 100, 200, 400, 800), batch_size=8, longest=10000),
 }
@@ -631,12 +631,14 @@ def horizon_rows(plan: PaperPlan, targets: Sequence[Target], size: Size) -> list
 
 # ------------------------------------------------------------------------------------------------ informative runs
 def replicated_terms(cfg: Mapping, seeds: int, measure: str, values: Mapping[str, float], rounds: int, root: Path,
-                     progress: Callable | None = None, checkpoint_every: int = 5000) -> tuple[np.ndarray, float]:
+                     progress: Callable | None = None, checkpoint_every: int = 5000, progress_every: int = 1000,
+                     compile: bool | None = None) -> tuple[np.ndarray, float]:
     """(seeds, rounds) per-round terms (:func:`dfltheory.verify.measures.per_round`) of ``seeds`` independent copies
     of the run ``cfg`` trained as one engine in float64 (:mod:`dfltheory.empirical.replicas`; ``torch.compile``d
     where a C++ compiler is found), and the seconds it took. Cached in ``root/<key>``: ``terms.npy`` once complete;
     ``checkpoint.pt`` every ``checkpoint_every`` rounds, from which a cut run resumes bit-exactly.
-    ``progress(done, total, eta_seconds)`` every 1000 rounds."""
+    ``progress(done, total, eta_seconds)`` every ``progress_every`` rounds. ``compile`` None: compiled where
+    ``torch.compile`` can run (the cache key leaves it out: the two agree to float rounding)."""
     import torch
 
     from dfltheory.empirical.engine import check_compile
@@ -653,11 +655,13 @@ def replicated_terms(cfg: Mapping, seeds: int, measure: str, values: Mapping[str
         return np.load(done_file), float(meta["seconds"])
     out.mkdir(parents=True, exist_ok=True)
     (out / "config.json").write_text(json.dumps(key_cfg, indent=1, default=str) + "\n")
-    try:
-        check_compile(torch.device(cfg.get("device", "cpu")))
-        compiled = True
-    except ValueError:
-        compiled = False
+    compiled = compile
+    if compiled is None:
+        try:
+            check_compile(torch.device(cfg.get("device", "cpu")))
+            compiled = True
+        except ValueError:
+            compiled = False
     default = torch.get_default_dtype()
     torch.set_default_dtype(torch.float64)  # the model, and with it the data and the mixing, in float64
     threads = torch.get_num_threads()
@@ -678,7 +682,7 @@ def replicated_terms(cfg: Mapping, seeds: int, measure: str, values: Mapping[str
         if t % checkpoint_every == 0 and t < rounds:
             torch.save({"engine": engine.state_dict(), "terms": so_far.clone(),
                         "seconds": seconds + time.perf_counter() - start}, ckpt)
-        if progress and t % 1000 == 0:
+        if progress and t % progress_every == 0:
             rate = (time.perf_counter() - start) / max(t - (0 if terms is None else terms.shape[1]), 1)
             progress(t, rounds, rate * (rounds - t))
 

@@ -1,0 +1,214 @@
+"""Verdicts that can fail (issue 21): trivial levels, T*, replicated runs, and informative verdicts that catch a
+planted too-small bound and label a too-large one trivial."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+import numpy as np
+import pytest
+import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from dfltheory.bounds import get
+from dfltheory.empirical.replicas import BlockDiagonal, Replicas, replicate
+from dfltheory.empirical.runner import build, run
+from dfltheory.verify import holds as H
+from dfltheory.verify import measures as M
+from dfltheory.verify.horizons import at, horizon
+from dfltheory.verify.plans import PLANS
+from dfltheory.verify.problems import PROBLEMS, theorem_constants
+from dfltheory.verify.trivial import TrivialLevel, certified_sup, level_at_start, numeric_sup
+
+SIZE = H.SIZES["quick"]
+
+
+@pytest.fixture(scope="module")
+def dfedsam_instance():
+    plan = PLANS["dfedsam"]
+    problem, insts = H._setup(plan, SIZE, plan.targets[0], plan.topologies[:1], SIZE.T)
+    return plan, problem, insts[0]
+
+
+# ------------------------------------------------------------------------------------------------ trivial levels
+def test_labels_follow_the_smaller_trivial_level():
+    level = TrivialLevel("min", at_x0=0.04, sup=0.44, sup_kind="certified", sup_source="B^2")
+    assert level.level == 0.04
+    assert level.label(0.01) == "informative" and level.informative(0.01)
+    assert level.label(0.1).startswith("trivial: bound >= 0.04 at x^0") and not level.informative(0.1)
+    assert level.label(0.5).startswith("trivial: bound >= sup 0.44") and not level.informative(0.5)
+    assert not level.informative(None) and level.label(math.inf) == "no bound"
+    numeric = TrivialLevel("min", 0.04, 0.04, "numeric", "samples").with_numeric(0.07)
+    assert numeric.sup == 0.07 and numeric.level == 0.04  # a numeric supremum grows with what is seen
+    assert level.with_numeric(0.07).sup == 0.44 and level.with_numeric(0.07).to_dict()["sup_over_numeric"] == \
+        pytest.approx(0.44 / 0.07)
+
+
+def test_the_level_at_x0_is_the_gradient_at_the_start_and_the_certified_sup_bounds_every_sample(dfedsam_instance):
+    plan, problem, inst = dfedsam_instance
+    level = inst.trivial["min"]
+    cfg = H.run_config(plan, problem, plan.targets[0], inst.topo, {"rho": 0.01}, 1e-3, plan.K, 2, SIZE, 0)
+    engine, evaluator = build({**cfg, "out": None})
+    g = evaluator.objective(engine.x_bar())[1]
+    assert level.at_x0 == pytest.approx(float((g**2).sum()), rel=1e-12)
+    consts = theorem_constants(problem.load(SIZE.m), SIZE.batch_size, theorem="dfedsam")
+    assert level.sup == pytest.approx(consts["B"].value ** 2) and level.sup_kind == "certified"
+    # the certificate is an upper bound: no sampled point (near the clients' optima, far from them) exceeds it
+    data = engine.data.constants
+    seen = numeric_sup("min", evaluator, engine.client_models(), list(data["x_client_star"]), {}, samples=96)
+    assert 0 < seen <= level.sup and level.numeric_sup >= level.at_x0
+
+
+def test_dfedpgp_has_a_certified_block_supremum_and_its_level_at_x0():
+    plan = PLANS["dfedpgp"]
+    consts = theorem_constants(PROBLEMS[plan.problem].load(SIZE.m), SIZE.batch_size, theorem="dfedpgp")
+    sup, source = certified_sup("avg_pgp", consts)
+    B_u, B_v, L_u, L_v = (consts[k].value for k in ("B_u", "B_v", "L_u", "L_v"))
+    assert sup == pytest.approx(B_u**2 / L_u + B_v**2 / L_v) and "B_u" in source
+    cfg = H.run_config(plan, PROBLEMS[plan.problem], plan.targets[0], plan.topologies[0],
+                       {"eta_v": 1e-3, "K_v": 2}, 1e-3, plan.K, 2, SIZE, 0)
+    engine, evaluator = build({**cfg, "out": None})
+    values = {k: c.value for k, c in consts.items()}
+    level = level_at_start("avg_pgp", evaluator, engine.client_models(), consts, values, engine.shared)
+    assert 0 < level.at_x0 < sup
+    assert numeric_sup("avg_pgp", evaluator, engine.client_models(), [], values, engine.shared) <= sup
+    assert certified_sup("min", {}) is None  # no B: the level is numeric
+
+
+# ------------------------------------------------------------------------------------------------ T*
+@settings(max_examples=6, deadline=None)
+@given(st.sampled_from(["dfedsam.thm4.1", "dfedsam.thm4.1.corrected", "dfedsam.thm4.1.tight"]),
+       st.floats(0.005, 0.05))
+def test_T_star_is_the_first_horizon_whose_best_bound_is_below_the_level(dfedsam_instance, theorem, level):
+    """At T*, some admissible step gives a bound below the level; at the horizon before it (the search's
+    resolution), no step of a fine grid over the admissible set does."""
+    plan, _, inst = dfedsam_instance
+    thm = get(theorem)
+    values = {k: v for k, v in H._for(thm, inst.values).items() if k not in ("eta", "T")}
+    h = horizon(thm, "eta", values, level, "best")
+    assert not h["vacuous"] and h["bound"] < level
+    T = h["T_star"]
+    assert at(thm, "eta", values, T, "best").bound < level
+    before = T - max(1, T // 1000)
+    top = thm.largest("eta", "all", **values, T=before)
+    grid = np.geomspace(top * 1e-6, top, 4000)
+    assert np.min(thm.evaluate(**values, T=before, eta=grid)) >= level * (1 - 1e-9)
+
+
+def test_a_bound_that_never_falls_below_the_level_is_vacuous_and_names_its_term(dfedsam_instance):
+    plan, _, inst = dfedsam_instance
+    thm = get("dfedsam.thm4.1")
+    values = {k: v for k, v in H._for(thm, inst.values).items() if k not in ("eta", "T")}
+    h = horizon(thm, "eta", values, 1e-4, "largest")  # at the largest step the topology term does not decay
+    assert h["vacuous"] and h["T_star"] is None and "term 'topology'" in h["why"]
+
+
+def test_the_horizons_command_prints_the_table_without_training(tmp_path, capsys):
+    from dfltheory.cli import main
+
+    assert main(["verify", "dfedsam.thm4.1", "--quick", "--horizons", "--out", str(tmp_path / "v")]) == 0
+    out = capsys.readouterr().out
+    assert "T* (best step)" in out and "dfedsam.thm4.1" in out
+    assert not (tmp_path / "v").exists()  # nothing trained, nothing written
+
+
+# ------------------------------------------------------------------------------------------------ replicas
+def _cfg(plan, problem, inst, T, batch_size=4, **extra):
+    size = dataclasses.replace(SIZE, batch_size=batch_size)
+    cfg = H.run_config(plan, problem, plan.targets[0], inst.topo, {"rho": 0.01}, 5e-3, plan.K, T, size, 0)
+    return {**{k: v for k, v in {**cfg, **extra}.items() if v is not None}, "batch_size": batch_size}
+
+
+def test_block_diagonal_mixing_keeps_copies_apart():
+    W = np.array([[0.5, 0.5], [0.5, 0.5]])
+    B = BlockDiagonal(W, 3).matrix(0)
+    assert B.shape == (6, 6) and np.allclose(B[:2, :2], W) and not B[:2, 2:].any()
+    with pytest.raises(ValueError, match="positive integer"):
+        replicate(None, 0)
+
+
+def test_one_copy_equals_the_runner_and_full_batch_copies_equal_each_other(dfedsam_instance, tmp_path):
+    plan, problem, inst = dfedsam_instance
+    from dfltheory.empirical.metrics import read_records
+
+    cfg = _cfg(plan, problem, inst, 12)  # float32, as the runner trains: the same trajectory, another summation
+    run({**cfg, "out": str(tmp_path / "r"), "progress": False})
+    ref = M.per_round("min", read_records(tmp_path / "r" / "metrics.jsonl"))
+    engine, _ = build({**cfg, "out": None}, replicas=1)
+    one = Replicas(engine, 1, "grad_norm_sq").run(12).numpy()[0]
+    np.testing.assert_allclose(one, ref, rtol=1e-5)
+    torch.set_default_dtype(torch.float64)
+    try:
+        # full local batches: no sampling, so every copy follows the single run exactly
+        full = _cfg(plan, problem, inst, 8, batch_size=None)
+        engine, _ = build({**full, "out": None}, replicas=3)
+        copies = Replicas(engine, 3, "grad_norm_sq").run(8).numpy()
+        engine, _ = build({**full, "out": None})
+        single = Replicas(engine, 1, "grad_norm_sq").run(8).numpy()[0]
+        np.testing.assert_allclose(copies, np.tile(single, (3, 1)), rtol=1e-12)
+        # minibatches: the copies draw independently
+        engine, _ = build({**cfg, "out": None}, replicas=3)
+        noisy = Replicas(engine, 3, "grad_norm_sq").run(12).numpy()
+        assert not np.allclose(noisy[0], noisy[1])
+    finally:
+        torch.set_default_dtype(torch.float32)
+
+
+def test_a_server_algorithm_cannot_be_replicated(dfedsam_instance):
+    plan, problem, inst = dfedsam_instance
+    with pytest.raises(ValueError, match="server"):
+        build({**_cfg(plan, problem, inst, 2), "algo": "fedavg", "out": None}, replicas=2)
+
+
+def test_replicated_runs_resume_bit_exactly_from_their_checkpoint(dfedsam_instance, tmp_path):
+    plan, problem, inst = dfedsam_instance
+    cfg = _cfg(plan, problem, inst, 30)
+    whole, _ = H.replicated_terms(cfg, 2, "min", {}, 30, tmp_path / "a", compile=False)
+    # a run cut after its checkpoint at round 20 resumes from it
+    cut = tmp_path / "b"
+
+    class Stop(Exception):
+        pass
+
+    def stop(done, total, eta):
+        if done >= 20:
+            raise Stop
+
+    with pytest.raises(Stop):
+        H.replicated_terms(cfg, 2, "min", {}, 30, cut, progress=stop, checkpoint_every=10, progress_every=10,
+                           compile=False)
+    (key,) = list(cut.iterdir())
+    assert (key / "checkpoint.pt").exists() and not (key / "terms.npy").exists()
+    again, _ = H.replicated_terms(cfg, 2, "min", {}, 30, cut, compile=False)
+    np.testing.assert_array_equal(again, whole)
+    assert not (key / "checkpoint.pt").exists()
+
+
+# ------------------------------------------------------------------------------------------------ can fail
+def test_a_too_small_bound_is_violated_and_a_too_large_one_is_trivial_on_an_informative_run(dfedsam_instance,
+                                                                                          tmp_path):
+    """Issue 21 item 6: the same replicated runs give 'violated' (informative) for the theorem divided by 10^4 and
+    'holds (trivial ...)' for it times 10^3; the printed theorem at T = 2 T* holds informatively."""
+    plan, problem, inst = dfedsam_instance
+    thm = get("dfedsam.thm4.1")
+    small = dataclasses.replace(thm, id="dfedsam.thm4.1.too_small", variant="test: / 1e4",
+                                terms={k: v / 10**4 for k, v in thm.terms.items()})
+    large = dataclasses.replace(thm, id="dfedsam.thm4.1.too_large", variant="test: x 1e3",
+                                terms={k: v * 10**3 for k, v in thm.terms.items()})
+    level = inst.trivial["min"]
+    values = {k: v for k, v in H._for(thm, inst.values).items() if k not in ("eta", "T")}
+    T_star = horizon(thm, "eta", values, level.level, "best")["T_star"]
+    T_run = 2 * T_star
+    eta = at(thm, "eta", values, T_run, "best").step
+    cfg = H.run_config(plan, problem, plan.targets[0], inst.topo, {"rho": 0.01}, eta, plan.K, T_run, SIZE, 0)
+    terms, _ = H.replicated_terms(cfg, 5, "min", inst.values, T_run, tmp_path, compile=False)
+    rows = {v["theorem"]: v["at"] for v in H.informative_verdicts([thm, small, large], terms, "min", inst.values,
+                                                                  "eta", eta, T_run, level)}
+    assert rows[small.id]["verdict"] == "violated" and rows[small.id]["informative"]
+    assert rows[small.id]["bound"] < rows[small.id]["ci"][0]
+    assert rows[large.id]["verdict"] == "holds" and not rows[large.id]["informative"]
+    assert rows[large.id]["label"].startswith("trivial")
+    assert rows[thm.id]["verdict"] == "holds" and rows[thm.id]["informative"]
+    assert rows[thm.id]["bound"] < level.level
