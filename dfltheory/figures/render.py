@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from dfltheory.figures.format import duration, formula, interval, num, ratio
-from dfltheory.figures.verdicts import VERDICT_STATUS, order_text, tally
+from dfltheory.figures.verdicts import VERDICT_STATUS, order_text, tally, verdict_status
 from dfltheory.verify.claims import trend_text
 from dfltheory.verify.holds import json_safe
 
@@ -88,7 +88,9 @@ def _verification(ver: Mapping | None) -> dict | None:
                      "bound": num(v.get("bound")), "measured": num(v.get("measured")), "ratio": ratio(v.get("ratio")),
                      "ci": f"[{num(ci[0])}, {num(ci[1])}]" if ci else "—",
                      "failed": "; ".join(formula(f) for f in v.get("failed") or ()),
-                     "status": VERDICT_STATUS.get(v["verdict"], "warn")})
+                     "label": v.get("label") if v["verdict"] in ("holds", "violated", "inconclusive") else None,
+                     "level": num((v.get("trivial") or {}).get("level")), "T_star": num(v.get("T_star")),
+                     "status": verdict_status(v)})
     rates = [{**r, "horizons": ", ".join(num(h) for h in r.get("horizons", ())), "schedule": _schedule(r["schedule"]),
               "measured_slope": num(r.get("measured_slope")), "bound_slope": num(r.get("bound_slope")),
               "stated_slope": num(r.get("stated_slope"))} for r in ver.get("rates", ())]
@@ -105,9 +107,48 @@ def _verification(ver: Mapping | None) -> dict | None:
                         "tally": tally([v for v in ver.get("verdicts", ()) if v["paper"] == p])[0]
                         if any(r["paper"] == p for r in rows) else "",
                         "figures": list(ver.get("figures", {}).get(p, ()))} for p in papers],
-            "rates": rates, "topology": topology,
+            "rates": rates, "topology": topology, "horizons": _horizons(ver.get("horizons", ())),
+            "informative": _informative(ver.get("informative", ())),
             "counts": {k: n for k in dict.fromkeys([*VERDICT_STATUS, *(r["verdict"] for r in rows)])
-                       if (n := sum(r["verdict"] == k for r in rows))}}
+                       if (n := sum(r["verdict"] == k for r in rows))},
+            "informative_holds": sum(r["verdict"] == "holds" and r["status"] == "ok" for r in rows)}
+
+
+def _horizons(rows) -> list[dict]:
+    """The T* rows of the main theorems (the variants' are in verify.json)."""
+    out = []
+    for r in rows:
+        if not r.get("main"):
+            continue
+        best, large = r["best"], r["largest"]
+        out.append({"theorem": r["theorem"], "topology": r["topology"], "constants": r["constants"],
+                    "level": num(r["level"]), "largest": num(large.get("T_star")) if large.get("T_star") else "—",
+                    "best": num(best.get("T_star")) if best.get("T_star") else "vacuous",
+                    "step": f"{formula(r['step_symbol'])} = {num(best.get('step'))}" if best.get("step") else "—",
+                    "why": formula(r.get("note") or best.get("why") or large.get("why") or "")})
+    return out
+
+
+def _informative(runs) -> list[dict]:
+    """One row per theorem verdict of the informative runs (or the main theorem's reason for having none)."""
+    out = []
+    for run in runs:
+        where = {"main": run["theorem"], "topology": run.get("topology", "—"), "T_star": num(run.get("T_star"))}
+        if run["status"] != "run":
+            out.append({**where, "theorem": run["theorem"], "verdict": run["status"], "note": formula(run["note"]),
+                        "status": "none"})
+            continue
+        for v in run["verdicts"]:
+            a, e = v["at"], v["at_end"]
+            out.append({**where, "theorem": v["theorem"], "verdict": a["verdict"], "label": a.get("label"),
+                        "T": num(a["T"]), "step": f"{formula(run['step_symbol'])} = {num(run['step'])}",
+                        "bound": num(a.get("bound")), "measured": num(a["measured"]),
+                        "ci": f"[{num(a['ci'][0])}, {num(a['ci'][1])}]", "ratio": ratio(a.get("ratio")),
+                        "R": num(e["T"]), "bound_end": num(e.get("bound")), "measured_end": num(e["measured"]),
+                        "slopes": f"{num(v['measured_slope'])} / {num(v['bound_slope'])}",
+                        "seconds": num(run["seconds"]), "command": run["command"], "status": verdict_status(a),
+                        "note": ""})
+    return out
 
 
 def _pep(pep: Mapping | None) -> list[dict] | None:

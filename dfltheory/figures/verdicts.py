@@ -202,18 +202,47 @@ VERDICT_STATUS = {"violated": "bad", "inconclusive": "warn", "diverged": "warn",
                   "vacuous": "warn", "not testable": "none", "holds": "ok"}
 
 
+def verdict_status(v: Mapping) -> str:
+    """The cell status of one verdict: green ('ok') only for an informative 'holds' (the bound below the trivial
+    level, :mod:`dfltheory.verify.trivial`); a trivial 'holds' says nothing ('none')."""
+    if v["verdict"] == "holds":
+        return "ok" if v.get("informative") else "none"
+    return VERDICT_STATUS.get(v["verdict"], "warn")
+
+
 def tally(verdicts: Sequence[Mapping]) -> tuple[str, str]:
-    """``"14/14 hold, bound/measured ×51 ... ×3.5×10²⁵"`` (or the worst verdict's count) and its status."""
+    """``"14/14 hold (2 informative, 12 trivial), bound/measured ×51 ... ×3.5×10²⁵"`` (or the worst verdict's count)
+    and its status (green only where some hold is informative)."""
     names = [v["verdict"] for v in verdicts]
     order = list(VERDICT_STATUS)  # the worst first; a verdict this table does not know counts as a caveat
     worst = min(names, key=lambda w: order.index(w) if w in order else order.index("holds") - 0.5)
     ratios = sorted(float(v["ratio"]) for v in verdicts if v["verdict"] == "holds" and v.get("ratio") is not None)
+    informative = sum(v["verdict"] == "holds" and bool(v.get("informative")) for v in verdicts)
     text = f"{names.count('holds')}/{len(names)} hold"
+    if names.count("holds"):
+        text += f" ({informative} informative, {names.count('holds') - informative} trivial)"
     if worst != "holds":
         text += f", {names.count(worst)} {worst}"
     if ratios:
         text += f", bound/measured {ratio(ratios[0])}" + (f" ... {ratio(ratios[-1])}" if len(ratios) > 1 else "")
-    return text, VERDICT_STATUS.get(worst, "warn")
+    status = VERDICT_STATUS.get(worst, "warn")
+    return text, ("ok" if informative else "none") if status == "ok" else status
+
+
+def informative_lines(thm_id: str, verification: Mapping | None) -> list[tuple[str, str]]:
+    """(text, status) of this theorem's verdicts on the informative runs (beyond T*), at T_run = 2 T*."""
+    out = []
+    for run in (verification or {}).get("informative", ()):
+        for v in run.get("verdicts", ()):
+            if v["theorem"] != thm_id:
+                continue
+            a = v["at"]
+            label = "informative" if a.get("informative") else "trivial"
+            out.append((f"informative run: {a['verdict']} ({label}) {ratio(a.get('ratio'))} at T = {a['T']} "
+                        f"(T* = {run['T_star']}, {run['topology']})", verdict_status(a)))
+        if run["theorem"] == thm_id and run["status"] != "run":
+            out.append((f"informative run: {run['status']}", "none"))
+    return out
 
 
 def exact_cell(thm_id: str, verification: Mapping | None) -> dict:
@@ -222,18 +251,25 @@ def exact_cell(thm_id: str, verification: Mapping | None) -> dict:
     if not verification:
         return cell("verification not run", "none")
     mine = [v for v in verification.get("verdicts", ()) if v["theorem"] == thm_id]
-    if not mine:
+    runs = informative_lines(thm_id, verification)
+    if not mine and not runs:
         return cell("not verified", "none")
+    if runs:  # the informative runs first: the only verdicts that could fail
+        (head, status), rest = runs[0], [t for t, _ in runs[1:]]
+        summary = [tally(mine)[0] + " at the default horizon"] if mine else []
+        return cell(head, status, rest + summary, "; ".join(f"{v['verdict']}: {v.get('setting')}" for v in mine))
     lines = []
     for v in mine:
         text = v["verdict"] + (f" {ratio(v['ratio'])}" if v.get("ratio") is not None else "")
+        if v["verdict"] == "holds":
+            text += " (informative)" if v.get("informative") else " (trivial)"
         if v.get("failed"):
             text += " (" + "; ".join(formula(f) for f in v["failed"]) + ")"
         lines.append(f"{text}: {formula(v.get('setting') or v.get('problem') or '')}"
                      + (f" ({v['constants']} constants)" if v.get("constants") else ""))
     if len(mine) == 1:  # the verdict itself, its setting below
         head, where = lines[0].split(": ", 1)
-        return cell(head, VERDICT_STATUS.get(mine[0]["verdict"], "warn"), [where], _setting(mine[0]))
+        return cell(head, verdict_status(mine[0]), [where], _setting(mine[0]))
     head, status = tally(mine)
     families = list(dict.fromkeys(v.get("constants") for v in mine))
     detail = [f"{fam} constants: " + tally([v for v in mine if v.get("constants") == fam])[0]

@@ -698,6 +698,31 @@ def replicated_terms(cfg: Mapping, seeds: int, measure: str, values: Mapping[str
     return result, seconds
 
 
+def _train_replicated(jobs: Sequence[tuple], workers: int, progress: Callable | None = None) -> None:
+    """Run every :func:`replicated_terms` call of ``jobs`` (argument tuples) in ``workers`` processes, longest
+    first; ``progress(done, total, eta_seconds)`` after each."""
+    jobs = sorted(jobs, key=lambda j: -j[4])
+    start = time.perf_counter()
+
+    def tick(done):
+        if progress:
+            rate = (time.perf_counter() - start) / max(done, 1)
+            progress(done, len(jobs), rate * (len(jobs) - done))
+
+    tick(0)
+    if workers > 1 and len(jobs) > 1:
+        from concurrent.futures import ProcessPoolExecutor, as_completed
+
+        with ProcessPoolExecutor(max_workers=min(workers, len(jobs))) as pool:
+            for n, future in enumerate(as_completed([pool.submit(replicated_terms, *job) for job in jobs]), 1):
+                future.result()
+                tick(n)
+    else:
+        for n, job in enumerate(jobs, 1):
+            replicated_terms(*job)
+            tick(n)
+
+
 def _slope(T: np.ndarray, y: np.ndarray) -> float | None:
     """Least-squares slope of log y against log T over the points with y > 0 (None with fewer than 2)."""
     ok = np.isfinite(y) & (y > 0)
@@ -734,13 +759,14 @@ def informative_verdicts(thms: Sequence, terms: np.ndarray, measure: str, values
 
 
 def informative(plan: PaperPlan, targets: Sequence[Target], size: Size, rows: Sequence[Mapping], root: Path,
-                progress: Callable | None = None, device: str = "cpu") -> list[dict]:
+                progress: Callable | None = None, device: str = "cpu", collect: list | None = None) -> list[dict]:
     """Informative runs of each main theorem of ``targets`` (issue 21, item 3): on the instance (topology,
     constants) whose T* (best step) is smallest, ``size.seeds`` copies trained as one engine for
     R = min(10 T_run, size.reach) rounds with T_run = 2 T*, at the step that minimises the main bound at T_run; the
     verdict of the main theorem and of every variant of the paper run by the same algorithm, at T_run and at R,
     with their trivial labels and slopes. A main theorem whose T_run exceeds ``size.reach`` (or that has no T*) gets
-    an entry saying so."""
+    an entry saying so. ``collect``: a list that receives the arguments of each :func:`replicated_terms` call
+    instead of running it (:func:`verify` trains them in parallel, then calls again to read them)."""
     from dfltheory.bounds import get
     from dfltheory.verify.horizons import at
 
@@ -773,6 +799,9 @@ def informative(plan: PaperPlan, targets: Sequence[Target], size: Size, rows: Se
         eta = point.step
         R = min(10 * T_run, size.reach)
         cfg = run_config(plan, problem, main, inst.topo, {**values, plan.step: eta}, eta, plan.K, R, size, 0, device)
+        if collect is not None:
+            collect.append((cfg, size.seeds, main.measure, values, R, root))
+            continue
         terms, seconds = replicated_terms(cfg, size.seeds, main.measure, values, R, root, progress)
         thms = [get(t.theorem) for t in targets if t.algo == main.algo and t.measure == main.measure
                 and t.hp == main.hp]
@@ -901,17 +930,18 @@ def verify(targets: Sequence[str] = ("all",), size: str | Size = "default", out:
               "seeds": list(range(size.seeds)), "m": size.m, "T": size.T, "device": device, "workers": workers,
               "machine": f"{platform.platform()}, {platform.processor() or platform.machine()}",
               "verdicts": [], "overlays": {}, "topology": [], "rates": [], "horizons": [], "informative": []}
+    informed = []  # (plan, targets, T* rows) of each paper, for its informative runs
     for paper, tgts in chosen.items():
         plan = PLANS[paper]
         stage = (lambda name: (lambda d, t, e: progress(name, d, t, e)) if progress else None)
         part = verify_paper(plan, tgts, size, cache, stage(f"{paper}: bound-holds runs"), workers, device)
         rows = horizon_rows(plan, tgts, size)
-        stars = {(r["theorem"], r["topology"], r["constants"]): r["best"]["T_star"] for r in rows if not r.get("tuned")}
+        stars = {(r["theorem"], r["topology"], r["constants"]): r["best"]["T_star"]
+                 for r in rows if not r.get("tuned")}
         for v in part["verdicts"]:
             v["T_star"] = stars.get((v["theorem"], v.get("topology"), v.get("constants")))
         result["horizons"] += rows
-        result["informative"] += informative(plan, tgts, size, rows, out / "informative",
-                                             stage(f"{paper}: informative runs (rounds)"), device)
+        informed.append((plan, tgts, rows))
         result["verdicts"] += part["verdicts"]
         if any(t.main for t in tgts):
             result["verdicts"] += [{"theorem": thm, "paper": paper, "variant": "printed", "main": True,
@@ -924,6 +954,13 @@ def verify(targets: Sequence[str] = ("all",), size: str | Size = "default", out:
             r = rate(plan, size, cache, stage(f"{paper}: rate in T"), workers, device)
             if r:
                 result["rates"].append(r)
+    jobs: list = []  # the informative runs of every paper, trained in parallel, then read from their cache
+    for plan, tgts, rows in informed:
+        informative(plan, tgts, size, rows, out / "informative", device=device, collect=jobs)
+    _train_replicated(jobs, workers, (lambda d, t, e: progress("informative runs (beyond T*)", d, t, e))
+                      if progress else None)
+    for plan, tgts, rows in informed:
+        result["informative"] += informative(plan, tgts, size, rows, out / "informative", device=device)
     result["wall_seconds"] = time.perf_counter() - start
     result["runs_trained"] = cache.trained
     result = json_safe(result)

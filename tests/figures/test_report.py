@@ -149,8 +149,10 @@ def test_one_table_per_paper_with_every_main_theorem_and_its_variants(built):
             assert t.id in page.tables[t.paper], t.id
     sam = page.tables["dfedsam"]
     # holds x300 and conditions fail at eta = 0.1
-    assert sam["dfedsam.thm4.1"]["exact"] == "1/2 hold, 1 conditions fail, bound/measured ×300"
-    assert sam["dfedsam.thm4.1.corrected_consensus"]["exact"] == "holds ×734.1"
+    # the fixture's verdicts carry no trivial level: their holds count as trivial, never green
+    assert sam["dfedsam.thm4.1"]["exact"] == ("1/2 hold (0 informative, 1 trivial), 1 conditions fail, "
+                                              "bound/measured ×300")
+    assert sam["dfedsam.thm4.1.corrected_consensus"]["exact"] == "holds ×734.1 (trivial)"
     assert sam["dfedsam.thm4.1.E2"]["conditions"].startswith("paper's: met only for L < 0.05")
     assert sam["dfedsam.thm4.1.corrected"]["conditions"].startswith("paper's: met only for L")  # its own conditions
     assert "same order" in sam["dfedsam.thm4.1.E2"]["rate"] or "differs" in sam["dfedsam.thm4.1.E2"]["rate"]
@@ -298,3 +300,36 @@ def test_claims_section_runs_every_paper_and_draws_its_figures(tmp_path):
     assert note == "" and {c["paper"] for c in result["claims"]} == {"dfedsgpsm", "dfedsam", "dfedcata", "dfedpgp",
                                                                      "dfedadmm"}
     assert all((tmp_path / path).is_file() for path in result["figures"].values())
+
+
+def test_green_only_for_informative_holds_and_the_informative_runs_come_first():
+    """Issue 21: a 'holds' above the trivial level is not green; the informative run's verdict heads the theorem's
+    cell; the T* and informative tables are rendered."""
+    from dfltheory.figures.render import _verification
+    from dfltheory.figures.verdicts import exact_cell, verdict_status
+
+    def verdict(theorem, informative, bound):
+        return {"theorem": theorem, "paper": "dfedsam", "variant": "printed", "main": True, "setting": "ring",
+                "problem": "synthetic-robust", "topology": "ring", "constants": "certified", "verdict": "holds",
+                "bound": bound, "measured": 0.001, "ci": [0.0009, 0.0011], "ratio": bound / 0.001, "m": 8, "T": 100,
+                "informative": informative, "label": "informative" if informative else "trivial: bound >= sup 0.44",
+                "trivial": {"level": 0.039}, "T_star": 1049}
+
+    trivial, useful = verdict("dfedsam.thm4.1", False, 2.0), verdict("dfedsam.thm4.1", True, 0.02)
+    assert verdict_status(trivial) == "none" and verdict_status(useful) == "ok"
+    run = {"theorem": "dfedsam.thm4.1", "status": "run", "topology": "full", "T_star": 1049, "T_run": 2098,
+           "step_symbol": "eta", "step": 0.004, "R": 20980, "seconds": 27.0, "command": "dfltheory train ...",
+           "verdicts": [{"theorem": "dfedsam.thm4.1", "variant": "printed", "measured_slope": -0.15,
+                         "bound_slope": -0.45,
+                         "at": {**useful, "T": 2098, "verdict": "holds", "ratio": 1300.0},
+                         "at_end": {**useful, "T": 20980}}]}
+    ver = {"verdicts": [trivial], "informative": [run],
+           "horizons": [{"theorem": "dfedsam.thm4.1", "main": True, "topology": "full", "constants": "certified",
+                         "level": 0.039, "step_symbol": "eta", "largest": {"T_star": None, "why": "topology"},
+                         "best": {"T_star": 1049, "step": 0.005}}]}
+    cell = exact_cell("dfedsam.thm4.1", ver)
+    assert cell["status"] == "ok" and cell["text"].startswith("informative run: holds (informative)")
+    assert exact_cell("dfedsam.thm4.1", {"verdicts": [trivial]})["status"] == "none"
+    shown = _verification(ver)
+    assert shown["informative"][0]["status"] == "ok" and shown["horizons"][0]["best"] == "1049"
+    assert shown["informative_holds"] == 0 and shown["papers"][0]["rows"][0]["status"] == "none"
