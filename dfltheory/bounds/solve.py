@@ -294,9 +294,11 @@ def _agrees(sym, num) -> bool:
     return all(_close(s[0], n[0]) and _close(s[1], n[1]) for s, n in zip(sym, num))
 
 
-def solve(var: Var, conditions: Sequence, values: Mapping[str, float]) -> Solution:
+def solve(var: Var, conditions: Sequence, values: Mapping[str, float], symbolic: bool = True) -> Solution:
     """The admissible set of ``var`` under ``conditions`` (each a :class:`~dfltheory.bounds.theorem.Condition`),
-    every other symbol they involve fixed by ``values`` (floats); see the module docstring for the method."""
+    every other symbol they involve fixed by ``values`` (floats); see the module docstring for the method.
+    ``symbolic=False`` skips sympy (the numeric set, which stands whenever the two differ, and no exact set): for
+    callers that solve many times and use only the floats (``dfltheory.verify.horizons``)."""
     name = var.name
     x = var.symbol
     subs = {s: sp.Float(float(v)) for k, v in values.items() if (s := _symbol_of(conditions, k)) is not None}
@@ -311,7 +313,7 @@ def solve(var: Var, conditions: Sequence, values: Mapping[str, float]) -> Soluti
     def holds(v: float) -> bool:
         return bool(holds_all(np.float64(v)))
 
-    exact, why = _symbolic(conditions, x, subs, var)
+    exact, why = _symbolic(conditions, x, subs, var) if symbolic else (None, "sympy not asked")
     sym_pieces = _pieces(exact) if exact is not None else None
 
     grid = _grid(var)

@@ -510,13 +510,14 @@ class Theorem:
             ok &= cond.holds_at(vals)
         return bool(ok) if ok.ndim == 0 else ok
 
-    def solve(self, name: str, conditions: str = "all", **values) -> Solution:
+    def solve(self, name: str, conditions: str = "all", symbolic: bool = True, **values) -> Solution:
         """The values of ``name`` in its domain at which every selected condition that involves it holds, the
         others fixed: a :class:`~dfltheory.bounds.solve.Solution` with float intervals, the largest and smallest
         admissible value, the exact set where sympy's answer passed the numeric check, and the method used.
 
-        sympy's answer is never taken unverified (see :mod:`dfltheory.bounds.solve`). Conditions that do not
-        involve ``name`` are ignored here (see :meth:`check`); a condition that involves a symbol not given is
+        sympy's answer is never taken unverified (see :mod:`dfltheory.bounds.solve`); ``symbolic=False`` does
+        not ask sympy (the numeric set alone: for many solves of which only the floats are used). Conditions that
+        do not involve ``name`` are ignored here (see :meth:`check`); a condition that involves a symbol not given is
         an error listing what is missing.
         """
         if name not in self.symbols:
@@ -530,7 +531,7 @@ class Theorem:
         left = sorted({n for c in chosen for n in c.names} - {name} - set(others))
         if left:
             raise KeyError(f"{self.id}: to solve for {name} give values for {left}")
-        return solve(self.symbols[name], chosen, {k: float(v) for k, v in others.items()})
+        return solve(self.symbols[name], chosen, {k: float(v) for k, v in others.items()}, symbolic)
 
     def admissible(self, name: str, conditions: str = "all", **values) -> sp.Set:
         """The admissible set of ``name`` as a sympy set (see :meth:`solve`, which also says how it was found)."""

@@ -211,8 +211,8 @@ def verdict_status(v: Mapping) -> str:
 
 
 def tally(verdicts: Sequence[Mapping]) -> tuple[str, str]:
-    """``"14/14 hold (2 informative, 12 trivial), bound/measured ×51 ... ×3.5×10²⁵"`` (or the worst verdict's count)
-    and its status (green only where some hold is informative)."""
+    """``"14/14 hold (2 informative, 12 trivial), bound/measured ×51 ... ×3.5×10²⁵"`` (or the worst verdict's
+    count) and its status (green only where some hold is informative)."""
     names = [v["verdict"] for v in verdicts]
     order = list(VERDICT_STATUS)  # the worst first; a verdict this table does not know counts as a caveat
     worst = min(names, key=lambda w: order.index(w) if w in order else order.index("holds") - 0.5)

@@ -253,8 +253,9 @@ def instances(plan: PaperPlan, size: Size, base_cfg: Mapping, consts: Mapping, t
     from dfltheory.bounds import get
 
     used = {name for t in plan.targets for name in get(t.theorem).symbols} | {"f_star_lower"}
-    problem_values = {k: c.value for k, c in consts.items() if k in used}
-    kinds = {k: c.kind for k, c in consts.items() if k in used}
+    source = {k: consts[plan.constant_of.get(k, k)] for k in used if plan.constant_of.get(k, k) in consts}
+    problem_values = {k: c.value for k, c in source.items()}
+    kinds = {k: c.kind for k, c in source.items()}
     f_star = problem_values.pop("f_star_lower", 0.0)
     f0, x0_sq, d, levels = _start_point(base_cfg, consts, {k: c.value for k, c in consts.items()},
                                         (t.measure for t in plan.targets))
@@ -596,12 +597,19 @@ def horizon_rows(plan: PaperPlan, targets: Sequence[Target], size: Size) -> list
     """T* (:mod:`dfltheory.verify.horizons`) of every target on every topology and constants family of the size:
     the smallest horizon at which the bound falls below the trivial level, at the largest admissible step and at
     the step that minimises the bound; no training. DFedCata's measured consensus error Xi is set to 0 (its most
-    favourable value): T* of a bound with Xi is then a lower estimate."""
+    favourable value): T* of a bound with Xi is then a lower estimate. The plan's ``informative_problems`` get rows
+    too (their ``problem`` names them)."""
+    rows = []
+    for name in (plan.problem, *plan.informative_problems):
+        rows += _horizon_rows(replace(plan, problem=name), targets, size)
+    return rows
+
+
+def _horizon_rows(plan: PaperPlan, targets: Sequence[Target], size: Size) -> list[dict]:
     from dfltheory.bounds import get
     from dfltheory.verify.horizons import RULES, horizon
 
-    topos = plan.topologies[: size.topologies]
-    problem, insts = _setup(plan, size, targets[0], topos, size.T)
+    problem, insts = _setup(plan, size, targets[0], plan.topologies[: size.topologies], size.T)
     rows = []
     for target in targets:
         thm = get(target.theorem)
@@ -760,7 +768,7 @@ def informative_verdicts(thms: Sequence, terms: np.ndarray, measure: str, values
 
 def informative(plan: PaperPlan, targets: Sequence[Target], size: Size, rows: Sequence[Mapping], root: Path,
                 progress: Callable | None = None, device: str = "cpu", collect: list | None = None) -> list[dict]:
-    """Informative runs of each main theorem of ``targets`` (issue 21, item 3): on the instance (topology,
+    """Informative runs of each main theorem of ``targets`` (issue 21, item 3): on the instance (problem, topology,
     constants) whose T* (best step) is smallest, ``size.seeds`` copies trained as one engine for
     R = min(10 T_run, size.reach) rounds with T_run = 2 T*, at the step that minimises the main bound at T_run; the
     verdict of the main theorem and of every variant of the paper run by the same algorithm, at T_run and at R,
@@ -772,7 +780,7 @@ def informative(plan: PaperPlan, targets: Sequence[Target], size: Size, rows: Se
 
     if not size.reach:
         return []
-    problem, insts = _setup(plan, size, targets[0], plan.topologies[: size.topologies], size.T)
+    setups = {}  # problem name -> (problem, instances)
     out = []
     for main in [t for t in targets if t.main]:
         cands = [r for r in rows if r["theorem"] == main.theorem and r["best"]["T_star"]]
@@ -785,12 +793,17 @@ def informative(plan: PaperPlan, targets: Sequence[Target], size: Size, rows: Se
         row = min(cands, key=lambda r: r["best"]["T_star"])
         T_star = int(row["best"]["T_star"])
         T_run = 2 * T_star
+        if row["problem"] not in setups:
+            setups[row["problem"]] = _setup(replace(plan, problem=row["problem"]), size, main,
+                                            plan.topologies[: size.topologies], size.T)
+        problem, insts = setups[row["problem"]]
         inst = next(i for i in insts if i.topo.label == row["topology"] and i.constants == row["constants"])
-        base.update(topology=row["topology"], constants=row["constants"], T_star=T_star, T_run=T_run,
-                    tuned=row.get("tuned", {}))
+        base.update(problem=row["problem"], topology=row["topology"], constants=row["constants"], T_star=T_star,
+                    T_run=T_run, tuned=row.get("tuned", {}))
         if T_run > size.reach:
             out.append({**base, "status": "beyond reach", "note": f"T_run = 2 T* = {T_run} rounds exceeds this "
-                        f"size's reach of {size.reach} rounds (--size informative goes to {SIZES['informative'].reach})"})
+                        f"size's reach of {size.reach} rounds (--size informative reaches "
+                        f"{SIZES['informative'].reach})"})
             continue
         thm = get(main.theorem)
         values = {**inst.values, "Xi": 0.0, **row.get("tuned", {})}
@@ -937,7 +950,7 @@ def verify(targets: Sequence[str] = ("all",), size: str | Size = "default", out:
         part = verify_paper(plan, tgts, size, cache, stage(f"{paper}: bound-holds runs"), workers, device)
         rows = horizon_rows(plan, tgts, size)
         stars = {(r["theorem"], r["topology"], r["constants"]): r["best"]["T_star"]
-                 for r in rows if not r.get("tuned")}
+                 for r in rows if not r.get("tuned") and r["problem"] == plan.problem}
         for v in part["verdicts"]:
             v["T_star"] = stars.get((v["theorem"], v.get("topology"), v.get("constants")))
         result["horizons"] += rows

@@ -6,14 +6,13 @@ the bound drops below the trivial level (:mod:`dfltheory.verify.trivial`), for t
 * ``largest``: the largest step every condition (the paper's and the derived ones) admits at that T;
 * ``best``: the admissible step that minimises the bound at that T (the conditions may depend on T).
 
-Neither needs training. The search evaluates T at the decades 1, 10, ..., ``T_MAX`` = 1e12, then at 7 points inside the first decade that
-works, and bisects in integer T (to one round, or 0.1 % of T beyond T = 1000) below the first point that works (the
-bound need not be monotone in T: every T reported is a real evaluation below the level, and the search assumes the
-bound crosses the level once between two grid points). Where no
-T <= 1e12 works, the result says "vacuous at every T" and names the term that keeps the bound above the level at
-T = 1e12 with the best step.
+Neither needs training. The search evaluates T at the decades 1, 10, ..., ``T_MAX`` = 1e12, then at 7 points inside
+the first decade that works, and bisects in integer T (to one round, or 0.1 % of T beyond T = 1000) below the first
+point that works. The bound need not be monotone in T: every T reported is a real evaluation below the level, and
+the search assumes the bound crosses the level once between two grid points. Where no T <= 1e12 works, the result
+says "vacuous at every T" and names the term that keeps the bound above the level at T = 1e12 with the rule's step.
 
-The best step at a given T: the admissible set of the step (:meth:`Theorem.solve`, never sympy's answer unverified)
+The best step at a given T: the admissible set of the step (:meth:`Theorem.solve`, numerically: sympy is not asked)
 is sampled on 96 log-spaced points per interval and the minimum is refined by golden-section search in log(step)
 between its neighbours; every value returned is a real evaluation at an admissible step.
 """
@@ -53,7 +52,7 @@ _SOLVED: dict = {}  # (theorem, step, values, T) -> admissible set: the search a
 
 def _solve(thm, step: str, values: Mapping[str, float], T: float):
     try:
-        sol = thm.solve(step, "all", **{**values, "T": T})
+        sol = thm.solve(step, "all", symbolic=False, **{**values, "T": T})  # the floats alone: no sympy
     except (ValueError, KeyError):
         return None
     return None if sol.empty else sol

@@ -56,6 +56,11 @@ class PaperPlan:
     # hyper-parameter -> candidate values: the T* search (dfltheory.verify.holds.horizon_rows) also tries each on the
     # main theorem and keeps the one with the smallest T* (a row labelled 'tuned'), which the informative runs use
     tune: Mapping[str, tuple[float, ...]] = field(default_factory=dict)
+    # further problems on which T* is computed; the informative runs take the problem and instance whose T* is
+    # smallest (synthetic-robust-common: f* = 0 exactly, no lower-bound slack in f(x^0) - f*)
+    informative_problems: tuple[str, ...] = ()
+    # theorem symbol -> the problem constant that gives it, where the proof needs another than the symbol's own
+    constant_of: Mapping[str, str] = field(default_factory=dict)
 
     def target(self, theorem: str) -> Target:
         for t in self.targets:
@@ -76,6 +81,7 @@ SAM = {"rho": 0.01}
 PLANS: dict[str, PaperPlan] = {
     "dfedsgpsm": PaperPlan(
         "dfedsgpsm", "synthetic-robust", "eta", K=4, pushsum=True, rate="dfedsgpsm.cor1.exact",
+        informative_problems=("synthetic-robust-common",),
         symbols={"alpha": 0.5, "rho": 0.01}, config={"alpha": "momentum", "rho": "rho"},
         topologies=DIRECTED,
         targets=(Target("dfedsgpsm.thm1", "dfedsgpsm", "avg", main=True),
@@ -84,6 +90,11 @@ PLANS: dict[str, PaperPlan] = {
                  Target("dfedsgpsm.thm1.alpha_tilde", "dfedsgpsm", "avg"))),
     "dfedsam": PaperPlan(
         "dfedsam", "synthetic-robust", "eta", K=4, rate="dfedsam.cor4.1.1.derived",
+        informative_problems=("synthetic-robust-common",),
+        # the proofs bound the stochastic gradients at perturbed points, grad F_i(y + delta; xi), by B (seed 001 eq.
+        # (21), (29); card dfedsam.md §4, §11 item 13), which Assumption 3 (true gradients) does not cover:
+        # B_sample bounds every one-sample gradient everywhere (4.1 x B on synthetic-robust; T* 1049 -> 1145)
+        constant_of={"B": "B_sample"},
         symbols={"rho": 0.01, "Q": 1}, config={"rho": "rho"},
         topologies=UNDIRECTED,
         targets=(Target("dfedsam.thm4.1", "dfedsam", "min", main=True),
@@ -95,6 +106,7 @@ PLANS: dict[str, PaperPlan] = {
                  Target("dfedsam.thm4.1.tight", "dfedsam", "min"))),
     "dfedcata": PaperPlan(
         "dfedcata", "synthetic-robust", "eta", K=4, rate="dfedcata.cor1",
+        informative_problems=("synthetic-robust-common",),
         symbols={"beta": 0.5, "lam_pen": 0.05, "lam_pen_inv": 20.0, "Delta0": 0.0},
         config={"beta": "beta", "lam_pen": "lam_pen"},
         topologies=UNDIRECTED,
@@ -119,6 +131,7 @@ PLANS: dict[str, PaperPlan] = {
                  Target("dfedpgp.thm1.explicit_u", "dfedpgp", "avg_pgp"))),
     "dfedadmm": PaperPlan(
         "dfedadmm", "synthetic-robust", "eta", K=4, rate="dfedadmm.cor1.derived",
+        informative_problems=("synthetic-robust-common",),
         # lam_pen = 1/(192 L): half the largest value Theorem 1 admits (lam_pen <= 1/(96 L)), so that the steps
         # lam_pen/K <= eta <= 1/(96 K L) form an interval rather than one point
         symbols={"lam_pen": lambda v: 1 / (192 * v["L"]), "rho": 0.01}, config={"lam_pen": "lam", "rho": "rho"},
