@@ -56,8 +56,8 @@ class Replicas:
     * ``grad_norm_sq``: ||grad f(x_bar_s^t)||^2 of each copy's average model (``Algorithm.average`` on its rows);
     * ``grad_norm_sq_p`` / ``grad_norm_sq_w``: the same at the algorithm's auxiliary point p or w (DFedCata,
       DFedADMM), from each copy's x_bar^t and x_bar^{t-1};
-    * ``delta_pgp``: DFedPGP's Delta_ubar^{t-1}/L_u + Delta_v^t/L_v (:mod:`dfltheory.empirical.metrics`), with
-      ``scales`` = (L_u, L_v).
+    * ``delta_pgp``: DFedPGP's Delta_ubar^t/L_u + Delta_v^t/L_v (:mod:`dfltheory.empirical.metrics`; Delta_ubar^t
+      is measured once round t has produced V^{t+1}), with ``scales`` = (L_u, L_v).
 
     The full gradient of f at S points is one ``vmap(grad)`` over the S m rows with each client's whole data (all
     clients must hold the same number of samples, as the synthetic problems do).

@@ -212,3 +212,24 @@ def test_a_too_small_bound_is_violated_and_a_too_large_one_is_trivial_on_an_info
     assert rows[large.id]["label"].startswith("trivial")
     assert rows[thm.id]["verdict"] == "holds" and rows[thm.id]["informative"]
     assert rows[thm.id]["bound"] < level.level
+
+
+@pytest.mark.parametrize("paper", ["dfedsgpsm", "dfedcata", "dfedpgp", "dfedadmm"])
+def test_one_copy_measures_what_the_runner_records_for_every_paper(paper, tmp_path):
+    """The replicated path's per-round terms (at x_bar, p^t, w^t, DFedPGP's Delta's) equal those the runner's
+    metrics give through dfltheory.verify.measures.per_round (float32 runs, another summation order)."""
+    from dfltheory.empirical.metrics import read_records
+
+    plan = PLANS[paper]
+    target = next(t for t in plan.targets if t.main)
+    consts = theorem_constants(PROBLEMS[plan.problem].load(SIZE.m), SIZE.batch_size, theorem=paper)
+    values = {k: c.value for k, c in consts.items()}
+    hp = {"rho": 0.01, "beta": 0.5, "lam_pen": 0.003, "alpha": 0.5, "eta_v": 0.01, "K_v": 2}
+    cfg = H.run_config(plan, PROBLEMS[plan.problem], target, plan.topologies[0], hp, 1e-3, plan.K, 10, SIZE, 0)
+    run({**cfg, "out": str(tmp_path / "r"), "progress": False})
+    ref = M.per_round(target.measure, read_records(tmp_path / "r" / "metrics.jsonl"), values)
+    quantity = {"avg": "grad_norm_sq", "avg_p": "grad_norm_sq_p", "avg_w": "grad_norm_sq_w",
+                "avg_pgp": "delta_pgp"}[target.measure]
+    engine, _ = build({**cfg, "out": None})
+    got = Replicas(engine, 1, quantity, (values.get("L_u", 1.0), values.get("L_v", 1.0))).run(10).numpy()[0]
+    np.testing.assert_allclose(got, ref, rtol=1e-5)
