@@ -74,6 +74,18 @@ def horizon_table(rows: list[dict]) -> str:
     return _aligned(lines)
 
 
+def constants_lines(tables: dict) -> str:
+    """Per paper and problem, each constant the theorems use: value, how it is known, and where a numeric
+    estimate exists, value / estimate (how loose the certificate is)."""
+    out = []
+    for where, rows in tables.items():
+        parts = [f"{r['symbol']} = {num(r['value'])} ({r['kind']}"
+                 + (f", {num(r['ratio'], digits=3)} x the numeric {num(r['numeric'])})" if r.get("ratio") else ")")
+                 for r in rows]
+        out.append(f"constants, {where}: " + "; ".join(parts))
+    return "\n".join(out)
+
+
 def informative_lines(result: dict) -> str:
     """One block per main theorem: where and how long its informative runs went, and each theorem's verdict at
     T_run = 2 T* and at the runs' end R, with the measured and predicted slopes."""
@@ -247,8 +259,11 @@ def _verify(args) -> int:
     if args.horizons:
         from dfltheory.verify.holds import horizons
 
-        rows = horizons(targets, args.size)
-        print(json.dumps(rows, indent=1) if args.json else horizon_table(rows))
+        rows, tables = horizons(targets, args.size)
+        if args.json:
+            print(json.dumps({"horizons": rows, "constants": tables}, indent=1))
+        else:
+            print(horizon_table(rows) + "\n\n" + constants_lines(tables))
         return 0
     check_device(args.device)
     if args.jobs < 1:

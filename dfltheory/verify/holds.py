@@ -203,6 +203,7 @@ class Instance:
     mixing: float = math.nan  # lambda (gossip) or measured q (push-sum): the topology's mixing rate
     note: str = ""
     trivial: dict = field(default_factory=dict)  # measure -> TrivialLevel (dfltheory.verify.trivial)
+    constants_table: list = field(default_factory=list)  # dfltheory.verify.problems.constants_table
 
 
 def _setup(plan: PaperPlan, size: Size, target: Target, topos: Sequence[Topo], T: int):
@@ -217,13 +218,16 @@ def _setup(plan: PaperPlan, size: Size, target: Target, topos: Sequence[Topo], T
     return problem, instances(plan, size, probe, consts, topos, T)
 
 
-def _start_point(base_cfg: Mapping, consts: Mapping, values: Mapping[str, float], measures: Iterable[str]
-                 ) -> tuple[float, float, int, dict]:
-    """f(x^0), ||x^0||^2, the model dimension d and the trivial level of each measure
+def _start_point(base_cfg: Mapping, consts: Mapping, values: Mapping[str, float], measures: Iterable[str],
+                 paper: str) -> tuple[float, float, int, dict, dict]:
+    """f(x^0), ||x^0||^2, the model dimension d, the trivial level of each measure
     (:mod:`dfltheory.verify.trivial`: its value at x^0, the certified supremum, and a numeric supremum over points
-    sampled around x^0 and the clients' optima) for the run config (x^0 is shared by all clients and seeds)."""
+    sampled around x^0 and the clients' optima) and the numeric estimates of B and sigma_g at those points
+    (:func:`dfltheory.verify.problems.numeric_estimates`; none for DFedPGP's blocks) for the run config (x^0 is
+    shared by all clients and seeds)."""
     from dfltheory.empirical.runner import build
     from dfltheory.verify import trivial
+    from dfltheory.verify.problems import numeric_estimates
 
     engine, evaluator = build({**base_cfg, "out": None})
     x0, X0 = engine.x_bar(), engine.client_models()
@@ -235,7 +239,9 @@ def _start_point(base_cfg: Mapping, consts: Mapping, values: Mapping[str, float]
         level = trivial.level_at_start(measure, evaluator, X0, consts, values, engine.shared)
         levels[measure] = level.with_numeric(trivial.numeric_sup(measure, evaluator, X0, centres, values,
                                                                  engine.shared))
-    return float(evaluator.objective(x0)[0]), float((x0.double() ** 2).sum()), int(x0.numel()), levels
+    numeric = {} if engine.shared is not None else numeric_estimates(
+        evaluator, [X0, *trivial.sample_points(X0, centres)], paper)
+    return float(evaluator.objective(x0)[0]), float((x0.double() ** 2).sum()), int(x0.numel()), levels, numeric
 
 
 def torch_rows(value) -> list:
@@ -248,17 +254,20 @@ def torch_rows(value) -> list:
 def instances(plan: PaperPlan, size: Size, base_cfg: Mapping, consts: Mapping, topos: Sequence[Topo],
               T: int) -> list[Instance]:
     """The instances of a paper: one per topology, and for push-sum papers one per source of C and q."""
-    from dfltheory.topology import analyze
-
     from dfltheory.bounds import get
+    from dfltheory.topology import analyze
+    from dfltheory.verify.problems import constants_table
 
     used = {name for t in plan.targets for name in get(t.theorem).symbols} | {"f_star_lower"}
     source = {k: consts[plan.constant_of.get(k, k)] for k in used if plan.constant_of.get(k, k) in consts}
     problem_values = {k: c.value for k, c in source.items()}
     kinds = {k: c.kind for k, c in source.items()}
     f_star = problem_values.pop("f_star_lower", 0.0)
-    f0, x0_sq, d, levels = _start_point(base_cfg, consts, {k: c.value for k, c in consts.items()},
-                                        (t.measure for t in plan.targets))
+    f0, x0_sq, d, levels, numeric = _start_point(base_cfg, consts, {k: c.value for k, c in consts.items()},
+                                                 (t.measure for t in plan.targets), plan.paper)
+    best = consts.get("f_star_best")
+    table = constants_table(consts, {k: plan.constant_of.get(k, k) for k in source if k != "f_star_lower"},
+                            numeric, (f0 - f_star, f0 - best.value if best and best.value > f_star else None))
     common = {**problem_values, "K": plan.K, "K_u": plan.K, "T": T, "m": size.m, "Q": 1,
               "f0_minus_fstar": f0 - f_star, "x0_sq_mean": x0_sq}
     common.update(resolve(plan.symbols, common))
@@ -269,7 +278,8 @@ def instances(plan: PaperPlan, size: Size, base_cfg: Mapping, consts: Mapping, t
         if not plan.pushsum:
             vals = {**common, "lam": info["lambda"], "psi": info["psi"]}
             family = "certified" if all(k != "measured" for k in kinds.values()) else "measured"
-            out.append(Instance(plan.paper, topo, vals, family, kinds, info["lambda"], trivial=levels))
+            out.append(Instance(plan.paper, topo, vals, family, kinds, info["lambda"], trivial=levels,
+                                constants_table=table))
             continue
         cited_C, cited_q = (info["C_pgp"], info["q_pgp"]) if plan.paper == "dfedpgp" else (info["C"], info["q"])
         lemma = "seed 003 L525-527" if plan.paper == "dfedpgp" else "Assran et al. 2019 Lemma 3"
@@ -279,7 +289,7 @@ def instances(plan: PaperPlan, size: Size, base_cfg: Mapping, consts: Mapping, t
                  "consensus e(t) <= C q^t over the horizon (dfltheory.topology.pushsum.measured)")):
             vals = {**common, "C": C, "q": q, "delta": info["delta"]}
             out.append(Instance(plan.paper, topo, vals, label, {**kinds, "C": label, "q": label},
-                                info["q_measured"], note, levels))
+                                info["q_measured"], note, levels, table))
     return out
 
 
@@ -598,14 +608,16 @@ def horizon_rows(plan: PaperPlan, targets: Sequence[Target], size: Size) -> list
     the smallest horizon at which the bound falls below the trivial level, at the largest admissible step and at
     the step that minimises the bound; no training. DFedCata's measured consensus error Xi is set to 0 (its most
     favourable value): T* of a bound with Xi is then a lower estimate. The plan's ``informative_problems`` get rows
-    too (their ``problem`` names them)."""
-    rows = []
+    too (their ``problem`` names them). Returns (rows, {"<paper> on <problem>": constants table})."""
+    rows, tables = [], {}
     for name in (plan.problem, *plan.informative_problems):
-        rows += _horizon_rows(replace(plan, problem=name), targets, size)
-    return rows
+        part, tables[f"{plan.paper} on {name}"] = _horizon_rows(replace(plan, problem=name), targets, size)
+        rows += part
+    return rows, tables
 
 
-def _horizon_rows(plan: PaperPlan, targets: Sequence[Target], size: Size) -> list[dict]:
+def _horizon_rows(plan: PaperPlan, targets: Sequence[Target], size: Size) -> tuple[list[dict], list[dict]]:
+    """The T* rows of one problem, and its constants table (:func:`dfltheory.verify.problems.constants_table`)."""
     from dfltheory.bounds import get
     from dfltheory.verify.horizons import RULES, horizon
 
@@ -634,7 +646,7 @@ def _horizon_rows(plan: PaperPlan, targets: Sequence[Target], size: Size) -> lis
                                                                     "note": "not searched with tuned values"},
                                  "best": h, "note": "tuned: " + ", ".join(f"{k} = {v:g}" for k, v in tuned.items())
                                  + f" (of {', '.join(f'{k} in {list(v)}' for k, v in plan.tune.items())})"})
-    return rows
+    return rows, insts[0].constants_table
 
 
 # ------------------------------------------------------------------------------------------------ informative runs
@@ -942,13 +954,15 @@ def verify(targets: Sequence[str] = ("all",), size: str | Size = "default", out:
     result = {"version": __version__, "size": next((k for k, v in SIZES.items() if v == size), "custom"),
               "seeds": list(range(size.seeds)), "m": size.m, "T": size.T, "device": device, "workers": workers,
               "machine": f"{platform.platform()}, {platform.processor() or platform.machine()}",
-              "verdicts": [], "overlays": {}, "topology": [], "rates": [], "horizons": [], "informative": []}
+              "verdicts": [], "overlays": {}, "topology": [], "rates": [], "horizons": [], "informative": [],
+              "constants": {}}
     informed = []  # (plan, targets, T* rows) of each paper, for its informative runs
     for paper, tgts in chosen.items():
         plan = PLANS[paper]
         stage = (lambda name: (lambda d, t, e: progress(name, d, t, e)) if progress else None)
         part = verify_paper(plan, tgts, size, cache, stage(f"{paper}: bound-holds runs"), workers, device)
-        rows = horizon_rows(plan, tgts, size)
+        rows, tables = horizon_rows(plan, tgts, size)
+        result["constants"].update(tables)
         stars = {(r["theorem"], r["topology"], r["constants"]): r["best"]["T_star"]
                  for r in rows if not r.get("tuned") and r["problem"] == plan.problem}
         for v in part["verdicts"]:
@@ -981,13 +995,15 @@ def verify(targets: Sequence[str] = ("all",), size: str | Size = "default", out:
     return result
 
 
-def horizons(targets: Sequence[str] = ("all",), size: str | Size = "default") -> list[dict]:
-    """The T* table (:func:`horizon_rows`) of ``targets`` at ``size``, without training."""
+def horizons(targets: Sequence[str] = ("all",), size: str | Size = "default") -> tuple[list[dict], dict]:
+    """The T* rows and the constants tables (:func:`horizon_rows`) of ``targets`` at ``size``, without training."""
     size = check_run_options(size, SIZES, 1, "cpu")
-    rows = []
+    rows, tables = [], {}
     for paper, tgts in resolve_targets(targets).items():
-        rows += horizon_rows(PLANS[paper], tgts, size)
-    return json_safe(rows)
+        part, more = horizon_rows(PLANS[paper], tgts, size)
+        rows += part
+        tables.update(more)
+    return json_safe(rows), json_safe(tables)
 
 
 def json_safe(obj):

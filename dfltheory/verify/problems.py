@@ -218,3 +218,36 @@ def theorem_constants(problem_or_data, batch_size, theorem: str | None = None, m
     if data.name == "synthetic-quadratic":
         return _quadratic(data.constants, b, paper)
     return _glm(data.constants, b, paper, data.name)
+
+
+def numeric_estimates(evaluator, points, paper: str | None = None) -> dict[str, float]:
+    """Numeric lower estimates of the certified constants: their defining suprema evaluated at ``points`` (states
+    (m, d), e.g. :func:`dfltheory.verify.trivial.sample_points`; every row of a state the same point x). 'B':
+    max ||grad f_i(x)||; 'sigma_g': the paper's form of the heterogeneity (:data:`SIGMA_G_FORM`: the average
+    (1/m) sum_i ||grad f_i - grad f||^2, otherwise the per-client max), as a standard deviation. A certified
+    constant is at least its estimate; their ratio says how loose the certificate is."""
+    B2, het = 0.0, 0.0
+    for X in points:
+        grads = evaluator.client_objectives(X)[1].double()
+        gaps = ((grads - grads.mean(0)) ** 2).sum(1)
+        B2 = max(B2, float((grads**2).sum(1).max()))
+        het = max(het, float(gaps.mean() if SIGMA_G_FORM.get(paper) == "sigma_g2_bound" else gaps.max()))
+    return {"B": math.sqrt(B2), "sigma_g": math.sqrt(het)}
+
+
+def constants_table(consts: dict[str, Constant], used: dict[str, str], numeric: dict[str, float],
+                    gap: tuple[float, float | None]) -> list[dict]:
+    """One row per theorem symbol the problem fixes: the value used, how it is known (exact / bound / measured),
+    the proof, and where a numeric estimate exists the estimate and value / estimate. ``used``: symbol -> the
+    constant that gives it; ``gap``: (f(x^0) - f_star_lower, f(x^0) - f_star_best or None)."""
+    rows = []
+    for symbol, key in sorted(used.items()):
+        c = consts[key]
+        est = numeric.get(key) if key == symbol else None
+        rows.append({"symbol": symbol, "constant": key, "value": c.value, "kind": c.kind, "proof": c.proof,
+                     "numeric": est, "ratio": c.value / est if est else None})
+    certified, best = gap
+    rows.append({"symbol": "f0_minus_fstar", "constant": "f(x^0) - f_star_lower", "value": certified,
+                 "kind": consts["f_star_lower"].kind, "proof": consts["f_star_lower"].proof,
+                 "numeric": best, "ratio": certified / best if best else None})
+    return rows

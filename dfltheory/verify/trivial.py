@@ -118,27 +118,29 @@ def level_at_start(measure: str, evaluator, X0, consts: Mapping, values: Mapping
     return TrivialLevel(measure, at_x0, sup[0], "certified", sup[1])
 
 
-def numeric_sup(measure: str, evaluator, X0, centres: Sequence, values: Mapping[str, float], shared=None,
-                samples: int = 64, seed: int = 0) -> float:
-    """A numeric maximum of the measure's per-round quantity over points around x^0 and each of ``centres`` (rows
-    of the clients' optima): Gaussian steps at radii 0.1, 0.3, 1 and 3 times the spread of the centres, every
-    client at the same point (the gradient measures) or each at its own perturbation (DFedPGP); without centres the
-    radii are multiples of ||x^0|| (or of 1 at x^0 = 0)."""
+def sample_points(X0, centres: Sequence, samples: int = 64, seed: int = 0, personal: bool = False):
+    """``samples`` states (m, d) around x^0 and each of ``centres`` (rows of the clients' optima): Gaussian steps at
+    radii 0.1, 0.3, 1 and 3 times the spread of the centres (without centres, of ||x^0||, or 1 at x^0 = 0); every
+    client at the same point, or each at its own perturbation (``personal``: DFedPGP)."""
     import torch
 
     gen = torch.Generator().manual_seed(seed)
     base = torch.stack([X0.mean(0), *[torch.as_tensor(c, dtype=X0.dtype) for c in centres]])
     scale = float(base.std(0).norm()) if len(base) > 1 else float(base[0].norm())
     scale = scale if math.isfinite(scale) and scale > 0 else 1.0
-    best = -math.inf
     radii = (0.1, 0.3, 1.0, 3.0)
     for n in range(samples):
         centre = base[n % len(base)]
         r = radii[(n // len(base)) % len(radii)] * scale
         step = torch.randn(X0.shape, generator=gen, dtype=X0.dtype) * (r / math.sqrt(X0.shape[1]))
-        X = centre + (step if measure == "avg_pgp" else step[0].expand_as(X0))
-        best = max(best, quantity(measure, evaluator, X, values, shared))
-    return best
+        yield centre + (step if personal else step[0].expand_as(X0))
+
+
+def numeric_sup(measure: str, evaluator, X0, centres: Sequence, values: Mapping[str, float], shared=None,
+                samples: int = 64, seed: int = 0) -> float:
+    """A numeric maximum of the measure's per-round quantity over :func:`sample_points`."""
+    return max(quantity(measure, evaluator, X, values, shared)
+               for X in sample_points(X0, centres, samples, seed, personal=measure == "avg_pgp"))
 
 
 def trajectory_max(terms: np.ndarray) -> float:
