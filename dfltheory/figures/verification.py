@@ -29,7 +29,7 @@ exit codes:
 def verdict_text(v: dict) -> str:
     """'holds (informative)', 'holds (trivial: bound >= ...)', or the verdict alone where no bound was compared."""
     label = v.get("label")
-    if v.get("verdict") not in ("holds", "violated", "inconclusive") or not label:
+    if v.get("verdict") not in ("holds", "violated", "inconclusive") or not label or label.startswith("no bound"):
         return v.get("verdict", "-")
     return f"{v['verdict']} ({label})"
 

@@ -580,6 +580,11 @@ def verify_paper(plan: PaperPlan, targets: Sequence[Target], size: Size, cache: 
                 if target.main:
                     topo_rows.append({"topology": topo.label, "constants": family, "mixing": inst.mixing,
                                       "measured": est.mean, "bound": v["bound"], "verdict": v["verdict"]})
+    for v in verdicts:  # no bound compared (conditions fail, vacuous, diverged): the level all the same, no label
+        if "trivial" not in v:
+            inst = next((i for i in insts if i.topo.label == v["topology"] and i.constants == v["constants"]), None)
+            level = inst.trivial[plan.target(v["theorem"]).measure] if inst else None
+            v.update(trivial=level.to_dict() if level else None, informative=False, label=f"no bound: {v['verdict']}")
     return {"verdicts": verdicts, "overlays": overlays, "topology": _topology_dependence(plan, topo_rows)}
 
 
@@ -716,6 +721,16 @@ def replicated_terms(cfg: Mapping, seeds: int, measure: str, values: Mapping[str
                                               "rounds": rounds}) + "\n")
     ckpt.unlink(missing_ok=True)
     return result, seconds
+
+
+def _map(fn: Callable, args: Sequence[tuple], workers: int) -> list:
+    """[fn(*a) for a in args], in ``workers`` processes where there are more than one (and more than one call)."""
+    if workers < 2 or len(args) < 2:
+        return [fn(*a) for a in args]
+    from concurrent.futures import ProcessPoolExecutor
+
+    with ProcessPoolExecutor(max_workers=min(workers, len(args))) as pool:
+        return [f.result() for f in [pool.submit(fn, *a) for a in args]]
 
 
 def _train_replicated(jobs: Sequence[tuple], workers: int, progress: Callable | None = None) -> None:
@@ -957,11 +972,11 @@ def verify(targets: Sequence[str] = ("all",), size: str | Size = "default", out:
               "verdicts": [], "overlays": {}, "topology": [], "rates": [], "horizons": [], "informative": [],
               "constants": {}}
     informed = []  # (plan, targets, T* rows) of each paper, for its informative runs
-    for paper, tgts in chosen.items():
+    found = _map(horizon_rows, [(PLANS[paper], tgts, size) for paper, tgts in chosen.items()], workers)
+    for (paper, tgts), (rows, tables) in zip(chosen.items(), found):
         plan = PLANS[paper]
         stage = (lambda name: (lambda d, t, e: progress(name, d, t, e)) if progress else None)
         part = verify_paper(plan, tgts, size, cache, stage(f"{paper}: bound-holds runs"), workers, device)
-        rows, tables = horizon_rows(plan, tgts, size)
         result["constants"].update(tables)
         stars = {(r["theorem"], r["topology"], r["constants"]): r["best"]["T_star"]
                  for r in rows if not r.get("tuned") and r["problem"] == plan.problem}

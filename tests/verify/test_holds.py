@@ -107,6 +107,24 @@ def test_quick_gives_every_main_theorem_a_verdict_with_a_number(quick):
     assert stability["verdict"] == "not testable" and "lost" in stability["note"]
 
 
+def test_every_verdict_carries_its_trivial_level_label_and_T_star(quick):
+    """Issue 21: a verdict is informative only below the smaller trivial level; at the quick size (T = 20) every
+    hold is trivial, and the T* table and the constants tables come with the result."""
+    _, result = quick
+    tested = [v for v in result["verdicts"] if v["verdict"] != "not testable"]
+    for v in tested:
+        assert v["label"] and "T_star" in v and v["trivial"]["level"] > 0
+        assert v["trivial"]["level"] == min(v["trivial"]["at_x0"], v["trivial"]["sup"])
+        if v["verdict"] == "holds":
+            assert v["informative"] == (v["bound"] < v["trivial"]["level"])
+            assert v["label"] == ("informative" if v["informative"] else v["label"])
+            assert v["label"].startswith("informative") or v["label"].startswith("trivial")
+    assert not any(v["informative"] for v in tested)  # T = 20 is far below every T*
+    assert {r["paper"] for r in result["horizons"]} == set(PLANS)
+    assert any(k.startswith("dfedsam on synthetic-robust-common") for k in result["constants"])
+    assert result["informative"] == []  # the quick size runs none
+
+
 def test_the_bound_in_each_verdict_is_the_theorem_at_the_recorded_values(quick):
     _, result = quick
     checked = 0
