@@ -205,6 +205,8 @@ VERDICT_STATUS = {"violated": "bad", "inconclusive": "warn", "diverged": "warn",
 def verdict_status(v: Mapping) -> str:
     """The cell status of one verdict: green ('ok') only for an informative 'holds' (the bound below the trivial
     level, :mod:`dfltheory.verify.trivial`); a trivial 'holds' says nothing ('none')."""
+    if v.get("big_o") and v["verdict"] in ("holds", "violated", "inconclusive"):
+        return "none"  # an O(.) statement with its constants taken as 1 bounds nothing
     if v["verdict"] == "holds":
         return "ok" if v.get("informative") else "none"
     return VERDICT_STATUS.get(v["verdict"], "warn")

@@ -391,13 +391,20 @@ def verdict(thm, est: M.Estimate, values: Mapping[str, float]) -> dict:
     return {**out, "verdict": name, "ratio": check.value / est.mean if est.mean > 0 else math.inf}
 
 
-def trivial_fields(level, terms: np.ndarray, v: Mapping) -> dict:
+#: the label of a verdict on a theorem stated as O(.) (the catalog takes its constants as 1): it bounds nothing
+BIG_O = "O(.) statement, its constants taken as 1: no bound to hold or fail, indicative only"
+
+
+def trivial_fields(level, terms: np.ndarray, v: Mapping, big_o: bool = False) -> dict:
     """The trivial level of a verdict (:mod:`dfltheory.verify.trivial`; the runs' own largest per-round quantity
-    joins the numeric supremum), whether it is informative (the bound below the smaller level) and its label."""
+    joins the numeric supremum), whether it is informative (the bound below the smaller level) and its label. A
+    theorem stated as O(.) (``big_o``) is never informative: its hidden constants are unknown."""
     from dfltheory.verify.trivial import trajectory_max
 
     level = level.with_numeric(trajectory_max(terms))
     bound = v.get("bound")
+    if big_o:
+        return {"trivial": level.to_dict(), "informative": False, "big_o": True, "label": BIG_O}
     informative = v.get("verdict") in ("holds", "violated", "inconclusive") and level.informative(bound)
     return {"trivial": level.to_dict(), "informative": informative,
             "label": level.label(bound) if bound is not None else "no bound"}
@@ -564,7 +571,7 @@ def verify_paper(plan: PaperPlan, targets: Sequence[Target], size: Size, cache: 
                 vals["Xi"] = float(np.mean([[r["consensus"] for r in rows[:-1]] for rows, _ in runs]))
             est = M.expectation(target.measure, terms)
             v = verdict(thm, est, vals)
-            v.update(trivial_fields(inst.trivial[target.measure], terms, v))
+            v.update(trivial_fields(inst.trivial[target.measure], terms, v, thm.big_o))
             note = inst.note
             if target.measure == "min":
                 note = (note + "; " if note else "") + "interval of the mean at the minimizing round"
@@ -639,9 +646,12 @@ def _horizon_rows(plan: PaperPlan, targets: Sequence[Target], size: Size) -> tup
                    "note": "Xi = 0 (its most favourable value): T* is a lower estimate" if "Xi" in thm.symbols
                    else ""}
             for rule in RULES:
-                row[rule] = horizon(thm, plan.step, vals, level.level, rule)
+                row[rule] = (horizon(thm, plan.step, vals, level.level, rule) if not thm.big_o else
+                             {"rule": rule, "T_star": None, "step": None, "bound": None, "vacuous": False,
+                              "why": "stated as O(.): its constants are unknown, so no horizon is one from which it "
+                                     "says something"})
             rows.append(row)
-            if target.main and plan.tune:  # the hyper-parameter values that make T* (best step) smallest
+            if target.main and plan.tune and not thm.big_o:  # the values that make T* (best step) smallest
                 tried = [({**vals, name: v}, {name: v}) for name, values in plan.tune.items() for v in values]
                 found = [(horizon(thm, plan.step, t_vals, level.level, "best"), tuned) for t_vals, tuned in tried]
                 found = [(h, tuned) for h, tuned in found if h["T_star"]]
@@ -781,7 +791,7 @@ def informative_verdicts(thms: Sequence, terms: np.ndarray, measure: str, values
         for T in sorted({T_run, R}):
             est = M.expectation(measure, terms, T)
             v = verdict(thm, est, {**vals, "T": T})
-            v.update(trivial_fields(level, terms[:, :T], v))
+            v.update(trivial_fields(level, terms[:, :T], v, thm.big_o))
             rows[T] = {**v, "T": T, "measured": est.mean, "ci": [est.low, est.high], "estimate": est.to_dict()}
         bound = np.asarray(thm.evaluate(**{**vals, "T": Ts.astype(float)}), dtype=float) * np.ones(len(Ts))
         ok = np.asarray(thm.valid("all", **{**vals, "T": Ts.astype(float)})) & np.isfinite(bound)
@@ -810,12 +820,15 @@ def informative(plan: PaperPlan, targets: Sequence[Target], size: Size, rows: Se
     setups = {}  # problem name -> (problem, instances)
     out = []
     for main in [t for t in targets if t.main]:
+        kin = {t.theorem for t in targets if (t.algo, t.measure, t.hp) == (main.algo, main.measure, main.hp)}
         cands = [r for r in rows if r["theorem"] == main.theorem and r["best"]["T_star"]]
+        cands = cands or [r for r in rows if r["theorem"] in kin and r["best"]["T_star"]]  # a variant's T*
         base = {"theorem": main.theorem, "paper": plan.paper, "problem": plan.problem, "m": size.m,
                 "seeds": size.seeds}
         if not cands:
-            why = next((r["best"]["why"] for r in rows if r["theorem"] == main.theorem), "no horizon row")
-            out.append({**base, "status": "vacuous at every T", "note": why})
+            whys = dict.fromkeys(f"{r['theorem']}: {r['best']['why']}" for r in rows if r["theorem"] in kin)
+            out.append({**base, "status": "no T*", "note": "no theorem of this algorithm has a T* <= 1e12: "
+                        + "; ".join(list(whys)[:4])})
             continue
         row = min(cands, key=lambda r: r["best"]["T_star"])
         T_star = int(row["best"]["T_star"])
@@ -826,13 +839,13 @@ def informative(plan: PaperPlan, targets: Sequence[Target], size: Size, rows: Se
         problem, insts = setups[row["problem"]]
         inst = next(i for i in insts if i.topo.label == row["topology"] and i.constants == row["constants"])
         base.update(problem=row["problem"], topology=row["topology"], constants=row["constants"], T_star=T_star,
-                    T_run=T_run, tuned=row.get("tuned", {}))
+                    T_run=T_run, tuned=row.get("tuned", {}), T_star_of=row["theorem"])
         if T_run > size.reach:
             out.append({**base, "status": "beyond reach", "note": f"T_run = 2 T* = {T_run} rounds exceeds this "
                         f"size's reach of {size.reach} rounds (--size informative reaches "
                         f"{SIZES['informative'].reach})"})
             continue
-        thm = get(main.theorem)
+        thm = get(row["theorem"])  # the main theorem, or the variant whose T* it is
         values = {**inst.values, "Xi": 0.0, **row.get("tuned", {})}
         point = at(thm, plan.step, {k: v for k, v in _for(thm, values).items() if k not in (plan.step, "T")},
                    T_run, "best")

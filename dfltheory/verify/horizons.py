@@ -88,32 +88,32 @@ def at(thm, step: str, values: Mapping[str, float], T: float, rule: str) -> Poin
         if not math.isfinite(vals[i]):
             continue
         a, b = math.log(grid[max(i - 1, 0)]), math.log(grid[min(i + 1, len(grid) - 1)])
-        eta, v = _golden(lambda s: float(_bound(thm, step, values, T, math.exp(s))), a, b, math.log(grid[i]),
-                         float(vals[i]))
+        eta, v = _golden(lambda e: float(_bound(thm, step, values, T, e)), a, b, float(grid[i]), float(vals[i]))
         if best is None or v < best.bound:
             best = Point(int(T), eta, v)
     return best
 
 
 def _golden(f, a: float, b: float, x: float, fx: float, iters: int = 40) -> tuple[float, float]:
-    """Golden-section search of f on [a, b] (log step), keeping the best point seen (x, f(x)) as the answer."""
+    """Golden-section search of f(exp(s)) over s in [a, b] (log step), keeping the best point seen: (step, value)
+    with the value evaluated at exactly that step (``x`` a step with its value ``fx``, the grid's best)."""
     g = (math.sqrt(5) - 1) / 2
     c, d = b - g * (b - a), a + g * (b - a)
-    fc, fd = f(c), f(d)
+    fc, fd = f(math.exp(c)), f(math.exp(d))
     best = (x, fx)
     for _ in range(iters):
         if fc < fd:
             b, d, fd = d, c, fc
             c = b - g * (b - a)
-            fc = f(c)
+            fc = f(math.exp(c))
         else:
             a, c, fc = c, d, fd
             d = a + g * (b - a)
-            fd = f(d)
+            fd = f(math.exp(d))
         for s, v in ((c, fc), (d, fd)):
             if v < best[1]:
-                best = (s, v)
-    return math.exp(best[0]), best[1]
+                best = (math.exp(s), v)
+    return best
 
 
 def horizon(thm, step: str, values: Mapping[str, float], level: float, rule: str, T_max: float = T_MAX) -> dict:

@@ -233,3 +233,16 @@ def test_one_copy_measures_what_the_runner_records_for_every_paper(paper, tmp_pa
     engine, _ = build({**cfg, "out": None})
     got = Replicas(engine, 1, quantity, (values.get("L_u", 1.0), values.get("L_v", 1.0))).run(10).numpy()[0]
     np.testing.assert_allclose(got, ref, rtol=1e-5)
+
+
+def test_the_best_step_meets_every_condition_exactly_where_it_sits_on_a_boundary():
+    """DFedADMM's best step at T lies on its lower end lam_pen / K: the step returned must be the one evaluated
+    (an exp(log(x)) round trip once moved it one float outside)."""
+    plan = dataclasses.replace(PLANS["dfedadmm"], problem="synthetic-robust-common")
+    _, insts = H._setup(plan, SIZE, plan.targets[0], plan.topologies[:1], SIZE.T)
+    thm = get("dfedadmm.thm1")
+    values = {k: v for k, v in H._for(thm, insts[0].values).items() if k not in ("eta", "T")}
+    for T in (10**3, 10**4, 10**5):
+        p = at(thm, "eta", values, T, "best")
+        check = thm.check("all", **values, T=T, eta=p.step)
+        assert check.all_ok and check.value == pytest.approx(p.bound, rel=1e-12)
