@@ -733,6 +733,13 @@ def replicated_terms(cfg: Mapping, seeds: int, measure: str, values: Mapping[str
     return result, seconds
 
 
+def _paper_horizons(paper: str, theorems: tuple[str, ...], size: Size) -> tuple[list[dict], dict]:
+    """:func:`horizon_rows` of a paper's targets named by their theorems (a plan holds functions, which do not pass
+    to a worker process; names do)."""
+    plan = PLANS[paper]
+    return horizon_rows(plan, [plan.target(t) for t in theorems], size)
+
+
 def _map(fn: Callable, args: Sequence[tuple], workers: int) -> list:
     """[fn(*a) for a in args], in ``workers`` processes where there are more than one (and more than one call)."""
     if workers < 2 or len(args) < 2:
@@ -985,7 +992,8 @@ def verify(targets: Sequence[str] = ("all",), size: str | Size = "default", out:
               "verdicts": [], "overlays": {}, "topology": [], "rates": [], "horizons": [], "informative": [],
               "constants": {}}
     informed = []  # (plan, targets, T* rows) of each paper, for its informative runs
-    found = _map(horizon_rows, [(PLANS[paper], tgts, size) for paper, tgts in chosen.items()], workers)
+    found = _map(_paper_horizons, [(paper, tuple(t.theorem for t in tgts), size) for paper, tgts in chosen.items()],
+                 workers)
     for (paper, tgts), (rows, tables) in zip(chosen.items(), found):
         plan = PLANS[paper]
         stage = (lambda name: (lambda d, t, e: progress(name, d, t, e)) if progress else None)

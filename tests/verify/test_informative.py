@@ -246,3 +246,10 @@ def test_the_best_step_meets_every_condition_exactly_where_it_sits_on_a_boundary
         p = at(thm, "eta", values, T, "best")
         check = thm.check("all", **values, T=T, eta=p.step)
         assert check.all_ok and check.value == pytest.approx(p.bound, rel=1e-12)
+
+
+def test_verify_in_two_processes_gives_the_T_star_rows_of_one(tmp_path):
+    """The T* rows are computed in worker processes with --jobs 2 (a plan holds functions, which do not pickle)."""
+    one = H.verify(["dfedsam.thm4.1", "dfedadmm.thm1"], "quick", tmp_path / "a", rates=False)
+    two = H.verify(["dfedsam.thm4.1", "dfedadmm.thm1"], "quick", tmp_path / "b", rates=False, workers=2)
+    assert one["horizons"] == two["horizons"] and len(one["horizons"]) >= 4
