@@ -125,7 +125,7 @@ def _horizons(rows) -> list[dict]:
                     "level": num(r["level"]), "largest": num(large.get("T_star")) if large.get("T_star") else "—",
                     "best": num(best.get("T_star")) if best.get("T_star") else "vacuous",
                     "step": f"{formula(r['step_symbol'])} = {num(best.get('step'))}" if best.get("step") else "—",
-                    "why": formula(r.get("note") or best.get("why") or large.get("why") or "")})
+                    "why": r.get("note") or best.get("why") or large.get("why") or ""})  # prose: T* stays T*
     return out
 
 
@@ -135,8 +135,8 @@ def _informative(runs) -> list[dict]:
     for run in runs:
         where = {"main": run["theorem"], "topology": run.get("topology", "—"), "T_star": num(run.get("T_star"))}
         if run["status"] != "run":
-            out.append({**where, "theorem": run["theorem"], "verdict": run["status"], "note": formula(run["note"]),
-                        "status": "none"})
+            out.append({**where, "theorem": run["theorem"], "verdict": run["status"], "note": run["note"],
+                        "status": "none", "T": None})
             continue
         for v in run["verdicts"]:
             a, e = v["at"], v["at_end"]

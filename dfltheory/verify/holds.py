@@ -64,7 +64,7 @@ class Size:
 SIZES = {
     "quick": Size(m=6, T=20, seeds=5, topologies=1, fractions=(1.0,), extra_K=False, horizons=()),
     "default": Size(m=8, T=100, seeds=5, topologies=3, fractions=(1.0, 0.25), extra_K=True,
-                    horizons=(25, 50, 100, 200), longest=1000, reach=25_000),
+                    horizons=(25, 50, 100, 200), longest=1000, reach=5_000),
     "informative": Size(m=8, T=100, seeds=5, topologies=3, fractions=(1.0, 0.25), extra_K=True,
                         horizons=(25, 50, 100, 200), longest=1000, reach=150_000),
     "large": Size(m=16, T=400, seeds=10, topologies=3, fractions=(1.0, 0.25), extra_K=True,
@@ -733,11 +733,11 @@ def replicated_terms(cfg: Mapping, seeds: int, measure: str, values: Mapping[str
     return result, seconds
 
 
-def _paper_horizons(paper: str, theorems: tuple[str, ...], size: Size) -> tuple[list[dict], dict]:
-    """:func:`horizon_rows` of a paper's targets named by their theorems (a plan holds functions, which do not pass
-    to a worker process; names do)."""
+def _problem_horizons(paper: str, problem: str, theorems: tuple[str, ...], size: Size) -> tuple[list[dict], list]:
+    """The T* rows and constants table of a paper's targets (named by their theorems: a plan holds functions, which
+    do not pass to a worker process) on one problem."""
     plan = PLANS[paper]
-    return horizon_rows(plan, [plan.target(t) for t in theorems], size)
+    return _horizon_rows(replace(plan, problem=problem), [plan.target(t) for t in theorems], size)
 
 
 def _map(fn: Callable, args: Sequence[tuple], workers: int) -> list:
@@ -992,8 +992,13 @@ def verify(targets: Sequence[str] = ("all",), size: str | Size = "default", out:
               "verdicts": [], "overlays": {}, "topology": [], "rates": [], "horizons": [], "informative": [],
               "constants": {}}
     informed = []  # (plan, targets, T* rows) of each paper, for its informative runs
-    found = _map(_paper_horizons, [(paper, tuple(t.theorem for t in tgts), size) for paper, tgts in chosen.items()],
-                 workers)
+    tasks = [(paper, name, tuple(t.theorem for t in tgts), size) for paper, tgts in chosen.items()
+             for name in (PLANS[paper].problem, *PLANS[paper].informative_problems)]
+    found = {}  # paper -> (rows, constants tables) over its problems
+    for (paper, name, _, _), (rows, table) in zip(tasks, _map(_problem_horizons, tasks, workers)):
+        found.setdefault(paper, ([], {}))[0].extend(rows)
+        found[paper][1][f"{paper} on {name}"] = table
+    found = [found[paper] for paper in chosen]
     for (paper, tgts), (rows, tables) in zip(chosen.items(), found):
         plan = PLANS[paper]
         stage = (lambda name: (lambda d, t, e: progress(name, d, t, e)) if progress else None)

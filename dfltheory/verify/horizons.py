@@ -13,7 +13,7 @@ the search assumes the bound crosses the level once between two grid points. Whe
 says "vacuous at every T" and names the term that keeps the bound above the level at T = 1e12 with the rule's step.
 
 The best step at a given T: the admissible set of the step (:meth:`Theorem.solve`, numerically: sympy is not asked)
-is sampled on 96 log-spaced points per interval and the minimum is refined by golden-section search in log(step)
+is sampled on 48 log-spaced points per interval and the minimum is refined by golden-section search in log(step)
 between its neighbours; every value returned is a real evaluation at an admissible step.
 """
 
@@ -82,7 +82,7 @@ def at(thm, step: str, values: Mapping[str, float], T: float, rule: str) -> Poin
         lo = max(low, hi * 1e-12)  # steps below 1e-12 x the largest only lose
         if not (0 < lo <= hi and math.isfinite(hi)):
             continue
-        grid = np.unique(np.geomspace(lo, hi, 96) if hi > lo else np.array([lo]))
+        grid = np.unique(np.geomspace(lo, hi, 48) if hi > lo else np.array([lo]))
         vals = _bound(thm, step, values, T, grid)
         i = int(np.argmin(vals))
         if not math.isfinite(vals[i]):
@@ -94,7 +94,7 @@ def at(thm, step: str, values: Mapping[str, float], T: float, rule: str) -> Poin
     return best
 
 
-def _golden(f, a: float, b: float, x: float, fx: float, iters: int = 40) -> tuple[float, float]:
+def _golden(f, a: float, b: float, x: float, fx: float, iters: int = 30) -> tuple[float, float]:
     """Golden-section search of f(exp(s)) over s in [a, b] (log step), keeping the best point seen: (step, value)
     with the value evaluated at exactly that step (``x`` a step with its value ``fx``, the grid's best)."""
     g = (math.sqrt(5) - 1) / 2

@@ -333,3 +333,13 @@ def test_green_only_for_informative_holds_and_the_informative_runs_come_first():
     shown = _verification(ver)
     assert shown["informative"][0]["status"] == "ok" and shown["horizons"][0]["best"] == "1049"
     assert shown["informative_holds"] == 0 and shown["papers"][0]["rows"][0]["status"] == "none"
+
+
+def test_the_informative_runs_and_the_T_star_table_are_in_the_html_and_markdown(built):
+    out, rep, page, ver = built
+    html, md = (out / "report.html").read_text(), (out / "report.md").read_text()
+    for text in (html, md):
+        assert "Informative runs: beyond T*" in text and "T*: the horizon from which each main theorem" in text
+        assert "no T*: no theorem of this algorithm has a T*" in text  # a main theorem without one says why
+        assert "23700" in text.replace(",", "").replace(" ", "") or "2.37×10⁴" in text
+    assert page.tables["dfedsgpsm"]["dfedsgpsm.thm1"]["exact"].startswith("informative run: holds (informative)")
