@@ -265,9 +265,10 @@ def instances(plan: PaperPlan, size: Size, base_cfg: Mapping, consts: Mapping, t
     f_star = problem_values.pop("f_star_lower", 0.0)
     f0, x0_sq, d, levels, numeric = _start_point(base_cfg, consts, {k: c.value for k, c in consts.items()},
                                                  (t.measure for t in plan.targets), plan.paper)
-    best = consts.get("f_star_best")
+    best = consts.get("f_star_best")  # of the pooled objective f: compared only where f* itself is not exact
+    found = best is not None and consts["f_star_lower"].kind != "exact" and best.value > f_star
     table = constants_table(consts, {k: plan.constant_of.get(k, k) for k in source if k != "f_star_lower"},
-                            numeric, (f0 - f_star, f0 - best.value if best and best.value > f_star else None))
+                            numeric, (f0 - f_star, f0 - best.value if found else None))
     common = {**problem_values, "K": plan.K, "K_u": plan.K, "T": T, "m": size.m, "Q": 1,
               "f0_minus_fstar": f0 - f_star, "x0_sq_mean": x0_sq}
     common.update(resolve(plan.symbols, common))
