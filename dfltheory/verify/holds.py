@@ -679,7 +679,6 @@ def replicated_terms(cfg: Mapping, seeds: int, measure: str, values: Mapping[str
 
     from dfltheory.empirical.engine import check_compile
     from dfltheory.empirical.replicas import Replicas
-    from dfltheory.empirical.runner import build
 
     quantity = {"min": "grad_norm_sq", "avg": "grad_norm_sq", "avg_p": "grad_norm_sq_p", "avg_w": "grad_norm_sq_w",
                 "avg_pgp": "delta_pgp"}[measure]
@@ -687,8 +686,14 @@ def replicated_terms(cfg: Mapping, seeds: int, measure: str, values: Mapping[str
     out = Path(root) / hashlib.sha256(json.dumps(key_cfg, sort_keys=True, default=str).encode()).hexdigest()[:16]
     done_file, ckpt = out / "terms.npy", out / "checkpoint.pt"
     if done_file.exists():
-        meta = json.loads((out / "run.json").read_text())
-        return np.load(done_file), float(meta["seconds"])
+        try:
+            meta = json.loads((out / "run.json").read_text())
+            terms = np.load(done_file)
+            if terms.shape == (seeds, rounds) and np.all(np.isfinite(terms)):
+                return terms, float(meta["seconds"])
+        except (OSError, ValueError, KeyError, TypeError):
+            pass  # a damaged or partial cache entry is trained again
+        shutil.rmtree(out, ignore_errors=True)
     out.mkdir(parents=True, exist_ok=True)
     (out / "config.json").write_text(json.dumps(key_cfg, indent=1, default=str) + "\n")
     compiled = compile
@@ -698,20 +703,20 @@ def replicated_terms(cfg: Mapping, seeds: int, measure: str, values: Mapping[str
             compiled = True
         except ValueError:
             compiled = False
-    default = torch.get_default_dtype()
-    torch.set_default_dtype(torch.float64)  # the model, and with it the data and the mixing, in float64
     threads = torch.get_num_threads()
     torch.set_num_threads(1)  # tiny problems: one thread is fastest
-    try:
-        engine, _ = build({**cfg, "out": None, "compile": compiled}, replicas=seeds)
-    finally:
-        torch.set_default_dtype(default)
+    engine, _ = _replicated_engine(cfg, seeds, compiled)
     rep = Replicas(engine, seeds, quantity, (values.get("L_u", 1.0), values.get("L_v", 1.0)))
     terms, seconds = None, 0.0
     if ckpt.exists():
-        saved = torch.load(ckpt, weights_only=False)
-        engine.load_state_dict(saved["engine"])
-        terms, seconds = saved["terms"], saved["seconds"]
+        try:
+            saved = torch.load(ckpt, weights_only=False)
+            engine.load_state_dict(saved["engine"])
+            terms, seconds = saved["terms"], saved["seconds"]
+        except Exception:  # a checkpoint cut while written: start again from round 0
+            engine, _ = _replicated_engine(cfg, seeds, compiled)
+            rep = Replicas(engine, seeds, quantity, (values.get("L_u", 1.0), values.get("L_v", 1.0)))
+            terms, seconds = None, 0.0
     start = time.perf_counter()
 
     def on_round(t, so_far):
@@ -749,6 +754,21 @@ def _map(fn: Callable, args: Sequence[tuple], workers: int) -> list:
 
     with ProcessPoolExecutor(max_workers=min(workers, len(args))) as pool:
         return [f.result() for f in [pool.submit(fn, *a) for a in args]]
+
+
+def _replicated_engine(cfg: Mapping, seeds: int, compiled: bool):
+    """The engine of ``seeds`` copies of the run ``cfg`` in float64 (the model, and with it the data and the
+    mixing)."""
+    import torch
+
+    from dfltheory.empirical.runner import build
+
+    default = torch.get_default_dtype()
+    torch.set_default_dtype(torch.float64)
+    try:
+        return build({**cfg, "out": None, "compile": compiled}, replicas=seeds)
+    finally:
+        torch.set_default_dtype(default)
 
 
 def _train_replicated(jobs: Sequence[tuple], workers: int, progress: Callable | None = None) -> None:

@@ -253,3 +253,17 @@ def test_verify_in_two_processes_gives_the_T_star_rows_of_one(tmp_path):
     one = H.verify(["dfedsam.thm4.1", "dfedadmm.thm1"], "quick", tmp_path / "a", rates=False)
     two = H.verify(["dfedsam.thm4.1", "dfedadmm.thm1"], "quick", tmp_path / "b", rates=False, workers=2)
     assert one["horizons"] == two["horizons"] and len(one["horizons"]) >= 4
+
+
+def test_a_damaged_cache_entry_or_checkpoint_is_trained_again(dfedsam_instance, tmp_path):
+    plan, problem, inst = dfedsam_instance
+    cfg = _cfg(plan, problem, inst, 20)
+    whole, _ = H.replicated_terms(cfg, 2, "min", {}, 20, tmp_path, compile=False)
+    (key,) = list(tmp_path.iterdir())
+    (key / "run.json").write_text("{torn")
+    again, _ = H.replicated_terms(cfg, 2, "min", {}, 20, tmp_path, compile=False)
+    np.testing.assert_array_equal(again, whole)
+    (key / "terms.npy").unlink()
+    (key / "checkpoint.pt").write_bytes(b"cut while written")
+    again, _ = H.replicated_terms(cfg, 2, "min", {}, 20, tmp_path, compile=False)
+    np.testing.assert_array_equal(again, whole)
