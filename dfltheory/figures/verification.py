@@ -260,7 +260,7 @@ def _verify(args) -> int:
     if args.horizons:
         from dfltheory.verify.holds import horizons
 
-        rows, tables = horizons(targets, args.size)
+        rows, tables = horizons(targets, args.size, args.jobs)
         if args.json:
             print(json.dumps({"horizons": rows, "constants": tables}, indent=1))
         else:

@@ -616,17 +616,20 @@ def _topology_dependence(plan: PaperPlan, rows: list[dict]) -> list[dict]:
 
 
 # ------------------------------------------------------------------------------------------------ T*
-def horizon_rows(plan: PaperPlan, targets: Sequence[Target], size: Size) -> list[dict]:
-    """T* (:mod:`dfltheory.verify.horizons`) of every target on every topology and constants family of the size:
-    the smallest horizon at which the bound falls below the trivial level, at the largest admissible step and at
-    the step that minimises the bound; no training. DFedCata's measured consensus error Xi is set to 0 (its most
-    favourable value): T* of a bound with Xi is then a lower estimate. The plan's ``informative_problems`` get rows
-    too (their ``problem`` names them). Returns (rows, {"<paper> on <problem>": constants table})."""
-    rows, tables = [], {}
-    for name in (plan.problem, *plan.informative_problems):
-        part, tables[f"{plan.paper} on {name}"] = _horizon_rows(replace(plan, problem=name), targets, size)
-        rows += part
-    return rows, tables
+def horizon_rows(chosen: Mapping[str, Sequence[Target]], size: Size, workers: int = 1) -> dict[str, tuple]:
+    """T* (:mod:`dfltheory.verify.horizons`) of every target of ``chosen`` ({paper: targets}) on every problem
+    (the plan's and its ``informative_problems``), topology and constants family of the size: the smallest horizon
+    at which the bound falls below the trivial level, at the largest admissible step and at the step that minimises
+    the bound; no training, one (paper, problem) per call in ``workers`` processes. DFedCata's measured consensus
+    error Xi is set to 0 (its most favourable value): T* of a bound with Xi is then a lower estimate. Returns
+    {paper: (rows, {"<paper> on <problem>": constants table})}."""
+    tasks = [(paper, name, tuple(t.theorem for t in tgts), size) for paper, tgts in chosen.items()
+             for name in (PLANS[paper].problem, *PLANS[paper].informative_problems)]
+    found = {paper: ([], {}) for paper in chosen}
+    for (paper, name, _, _), (rows, table) in zip(tasks, _pool_map(_problem_horizons, tasks, workers)):
+        found[paper][0].extend(rows)
+        found[paper][1][f"{paper} on {name}"] = table
+    return found
 
 
 def _horizon_rows(plan: PaperPlan, targets: Sequence[Target], size: Size) -> tuple[list[dict], list[dict]]:
@@ -706,17 +709,16 @@ def replicated_terms(cfg: Mapping, seeds: int, measure: str, values: Mapping[str
     threads = torch.get_num_threads()
     torch.set_num_threads(1)  # tiny problems: one thread is fastest
     engine, _ = _replicated_engine(cfg, seeds, compiled)
-    rep = Replicas(engine, seeds, quantity, (values.get("L_u", 1.0), values.get("L_v", 1.0)))
     terms, seconds = None, 0.0
     if ckpt.exists():
         try:
             saved = torch.load(ckpt, weights_only=False)
-            engine.load_state_dict(saved["engine"])
-            terms, seconds = saved["terms"], saved["seconds"]
-        except Exception:  # a checkpoint cut while written: start again from round 0
+            state, terms, seconds = saved["engine"], saved["terms"], saved["seconds"]
+            engine.load_state_dict(state)
+        except Exception:  # a checkpoint cut while written: start again from round 0, on a fresh engine
             engine, _ = _replicated_engine(cfg, seeds, compiled)
-            rep = Replicas(engine, seeds, quantity, (values.get("L_u", 1.0), values.get("L_v", 1.0)))
             terms, seconds = None, 0.0
+    rep = Replicas(engine, seeds, quantity, (values.get("L_u", 1.0), values.get("L_v", 1.0)))
     start = time.perf_counter()
 
     def on_round(t, so_far):
@@ -746,14 +748,29 @@ def _problem_horizons(paper: str, problem: str, theorems: tuple[str, ...], size:
     return _horizon_rows(replace(plan, problem=problem), [plan.target(t) for t in theorems], size)
 
 
-def _map(fn: Callable, args: Sequence[tuple], workers: int) -> list:
-    """[fn(*a) for a in args], in ``workers`` processes where there are more than one (and more than one call)."""
+def _pool_map(fn: Callable, args: Sequence[tuple], workers: int, progress: Callable | None = None) -> list:
+    """[fn(*a) for a in args] in order, in ``workers`` processes where there are more than one (and more than one
+    call); ``progress(done, total, eta_seconds)`` before the first and after each call that ends."""
+    start = time.perf_counter()
+
+    def tick(done):
+        if progress:
+            progress(done, len(args), (time.perf_counter() - start) / max(done, 1) * (len(args) - done))
+
+    tick(0)
     if workers < 2 or len(args) < 2:
-        return [fn(*a) for a in args]
-    from concurrent.futures import ProcessPoolExecutor
+        out = []
+        for a in args:
+            out.append(fn(*a))
+            tick(len(out))
+        return out
+    from concurrent.futures import ProcessPoolExecutor, as_completed
 
     with ProcessPoolExecutor(max_workers=min(workers, len(args))) as pool:
-        return [f.result() for f in [pool.submit(fn, *a) for a in args]]
+        futures = [pool.submit(fn, *a) for a in args]
+        for n, _ in enumerate(as_completed(futures), 1):
+            tick(n)
+        return [f.result() for f in futures]
 
 
 def _replicated_engine(cfg: Mapping, seeds: int, compiled: bool):
@@ -769,31 +786,6 @@ def _replicated_engine(cfg: Mapping, seeds: int, compiled: bool):
         return build({**cfg, "out": None, "compile": compiled}, replicas=seeds)
     finally:
         torch.set_default_dtype(default)
-
-
-def _train_replicated(jobs: Sequence[tuple], workers: int, progress: Callable | None = None) -> None:
-    """Run every :func:`replicated_terms` call of ``jobs`` (argument tuples) in ``workers`` processes, longest
-    first; ``progress(done, total, eta_seconds)`` after each."""
-    jobs = sorted(jobs, key=lambda j: -j[4])
-    start = time.perf_counter()
-
-    def tick(done):
-        if progress:
-            rate = (time.perf_counter() - start) / max(done, 1)
-            progress(done, len(jobs), rate * (len(jobs) - done))
-
-    tick(0)
-    if workers > 1 and len(jobs) > 1:
-        from concurrent.futures import ProcessPoolExecutor, as_completed
-
-        with ProcessPoolExecutor(max_workers=min(workers, len(jobs))) as pool:
-            for n, future in enumerate(as_completed([pool.submit(replicated_terms, *job) for job in jobs]), 1):
-                future.result()
-                tick(n)
-    else:
-        for n, job in enumerate(jobs, 1):
-            replicated_terms(*job)
-            tick(n)
 
 
 def _slope(T: np.ndarray, y: np.ndarray) -> float | None:
@@ -832,14 +824,15 @@ def informative_verdicts(thms: Sequence, terms: np.ndarray, measure: str, values
 
 
 def informative(plan: PaperPlan, targets: Sequence[Target], size: Size, rows: Sequence[Mapping], root: Path,
-                progress: Callable | None = None, device: str = "cpu", collect: list | None = None) -> list[dict]:
+                device: str = "cpu") -> list[dict]:
     """Informative runs of each main theorem of ``targets`` (issue 21, item 3): on the instance (problem, topology,
     constants) whose T* (best step) is smallest, ``size.seeds`` copies trained as one engine for
     R = min(10 T_run, size.reach) rounds with T_run = 2 T*, at the step that minimises the main bound at T_run; the
     verdict of the main theorem and of every variant of the paper run by the same algorithm, at T_run and at R,
     with their trivial labels and slopes. A main theorem whose T_run exceeds ``size.reach`` (or that has no T*) gets
-    an entry saying so. ``collect``: a list that receives the arguments of each :func:`replicated_terms` call
-    instead of running it (:func:`verify` trains them in parallel, then calls again to read them)."""
+    an entry saying so. An entry to run holds ``job``, the arguments of its :func:`replicated_terms` call, and
+    ``judge``, the arguments of its :func:`informative_verdicts` call but the terms: :func:`finish_informative`
+    completes it once the runs are trained (:func:`verify` trains every paper's in parallel)."""
     from dfltheory.bounds import get
     from dfltheory.verify.horizons import at
 
@@ -880,20 +873,22 @@ def informative(plan: PaperPlan, targets: Sequence[Target], size: Size, rows: Se
         eta = point.step
         R = min(10 * T_run, size.reach)
         cfg = run_config(plan, problem, main, inst.topo, {**values, plan.step: eta}, eta, plan.K, R, size, 0, device)
-        if collect is not None:
-            collect.append((cfg, size.seeds, main.measure, values, R, root))
-            continue
-        terms, seconds = replicated_terms(cfg, size.seeds, main.measure, values, R, root, progress)
-        thms = [get(t.theorem) for t in targets if t.algo == main.algo and t.measure == main.measure
-                and t.hp == main.hp]
+        thms = [get(t.theorem) for t in targets if t.theorem in kin]
         # the replicated runs do not measure DFedCata's consensus error Xi: the theorems that need it are skipped
-        verdicts = informative_verdicts([t for t in thms if "Xi" not in t.symbols], terms, main.measure,
-                                        {k: v for k, v in values.items() if k != "Xi"}, plan.step, eta, T_run,
-                                        inst.trivial[main.measure])
-        out.append({**base, "status": "run", "step_symbol": plan.step, "step": eta, "R": R, "seconds": seconds,
-                    "command": train_command(cfg) + f" (x {size.seeds} seeds)", "verdicts": verdicts,
-                    "skipped": [t.id for t in thms if "Xi" in t.symbols]})
+        judge = ([t for t in thms if "Xi" not in t.symbols], main.measure,
+                 {k: v for k, v in values.items() if k != "Xi"}, plan.step, eta, T_run, inst.trivial[main.measure])
+        out.append({**base, "status": "run", "step_symbol": plan.step, "step": eta, "R": R,
+                    "command": train_command(cfg) + f" (x {size.seeds} seeds)",
+                    "skipped": [t.id for t in thms if "Xi" in t.symbols],
+                    "job": (cfg, size.seeds, main.measure, values, R, root), "judge": judge})
     return out
+
+
+def finish_informative(entry: dict, terms: np.ndarray, seconds: float) -> dict:
+    """An entry of :func:`informative` with its runs' ``terms``: the verdicts and the seconds in place of the job."""
+    thms, *rest = entry["judge"]
+    done = {k: v for k, v in entry.items() if k not in ("job", "judge")}
+    return {**done, "seconds": seconds, "verdicts": informative_verdicts(thms, terms, *rest)}
 
 
 # ------------------------------------------------------------------------------------------------ rate in T
@@ -1013,14 +1008,9 @@ def verify(targets: Sequence[str] = ("all",), size: str | Size = "default", out:
               "verdicts": [], "overlays": {}, "topology": [], "rates": [], "horizons": [], "informative": [],
               "constants": {}}
     informed = []  # (plan, targets, T* rows) of each paper, for its informative runs
-    tasks = [(paper, name, tuple(t.theorem for t in tgts), size) for paper, tgts in chosen.items()
-             for name in (PLANS[paper].problem, *PLANS[paper].informative_problems)]
-    found = {}  # paper -> (rows, constants tables) over its problems
-    for (paper, name, _, _), (rows, table) in zip(tasks, _map(_problem_horizons, tasks, workers)):
-        found.setdefault(paper, ([], {}))[0].extend(rows)
-        found[paper][1][f"{paper} on {name}"] = table
-    found = [found[paper] for paper in chosen]
-    for (paper, tgts), (rows, tables) in zip(chosen.items(), found):
+    found = horizon_rows(chosen, size, workers)
+    for paper, tgts in chosen.items():
+        rows, tables = found[paper]
         plan = PLANS[paper]
         stage = (lambda name: (lambda d, t, e: progress(name, d, t, e)) if progress else None)
         part = verify_paper(plan, tgts, size, cache, stage(f"{paper}: bound-holds runs"), workers, device)
@@ -1043,13 +1033,14 @@ def verify(targets: Sequence[str] = ("all",), size: str | Size = "default", out:
             r = rate(plan, size, cache, stage(f"{paper}: rate in T"), workers, device)
             if r:
                 result["rates"].append(r)
-    jobs: list = []  # the informative runs of every paper, trained in parallel, then read from their cache
-    for plan, tgts, rows in informed:
-        informative(plan, tgts, size, rows, out / "informative", device=device, collect=jobs)
-    _train_replicated(jobs, workers, (lambda d, t, e: progress("informative runs (beyond T*)", d, t, e))
-                      if progress else None)
-    for plan, tgts, rows in informed:
-        result["informative"] += informative(plan, tgts, size, rows, out / "informative", device=device)
+    entries = [e for plan, tgts, rows in informed
+               for e in informative(plan, tgts, size, rows, out / "informative", device=device)]
+    runs = [e for e in entries if "job" in e]  # trained in parallel, longest first
+    runs.sort(key=lambda e: -e["R"])
+    trained = _pool_map(replicated_terms, [e["job"] for e in runs], workers,
+                        (lambda d, t, eta: progress("informative runs (beyond T*)", d, t, eta)) if progress else None)
+    finished = {id(e): finish_informative(e, *done) for e, done in zip(runs, trained)}
+    result["informative"] = [finished.get(id(e), e) for e in entries]
     result["wall_seconds"] = time.perf_counter() - start
     result["runs_trained"] = cache.trained
     result = json_safe(result)
@@ -1057,14 +1048,13 @@ def verify(targets: Sequence[str] = ("all",), size: str | Size = "default", out:
     return result
 
 
-def horizons(targets: Sequence[str] = ("all",), size: str | Size = "default") -> tuple[list[dict], dict]:
+def horizons(targets: Sequence[str] = ("all",), size: str | Size = "default",
+             workers: int = 1) -> tuple[list[dict], dict]:
     """The T* rows and the constants tables (:func:`horizon_rows`) of ``targets`` at ``size``, without training."""
-    size = check_run_options(size, SIZES, 1, "cpu")
-    rows, tables = [], {}
-    for paper, tgts in resolve_targets(targets).items():
-        part, more = horizon_rows(PLANS[paper], tgts, size)
-        rows += part
-        tables.update(more)
+    size = check_run_options(size, SIZES, workers, "cpu")
+    found = horizon_rows(resolve_targets(targets), size, workers)
+    rows = [r for part, _ in found.values() for r in part]
+    tables = {k: v for _, more in found.values() for k, v in more.items()}
     return json_safe(rows), json_safe(tables)
 
 
