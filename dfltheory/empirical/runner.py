@@ -220,7 +220,8 @@ def build(cfg: dict, initial: bool = True, replicas: int = 1) -> tuple[Engine, E
                              f"{algo.stochastic}-stochastic as {algo.name} needs; {fix}")
         mixing = Mixing(topo if replicas == 1 else BlockDiagonal(topo, replicas), sparse=cfg.get("sparse"),
                         device=device)
-    engine = Engine(model, data if replicas == 1 else replicate(data, replicas), algo, mixing, K=cfg.get("K") or ALGO_DEFAULTS["K"], lr=cfg.get("lr", 0.1),
+    trained = data if replicas == 1 else replicate(data, replicas)  # the evaluator keeps the single run's data
+    engine = Engine(model, trained, algo, mixing, K=cfg.get("K") or ALGO_DEFAULTS["K"], lr=cfg.get("lr", 0.1),
                     lr_decay=cfg.get("lr_decay", 1.0), batch_size=cfg.get("batch_size", 32), seed=cfg.get("seed", 0),
                     device=device, sequential=cfg.get("sequential", False), client_chunk=cfg.get("client_chunk"),
                     epochs=bool(cfg.get("epochs")), compile=bool(cfg.get("compile")))

@@ -234,11 +234,13 @@ def _start_point(base_cfg: Mapping, consts: Mapping, values: Mapping[str, float]
     data = engine.data.constants or {}
     centres = [] if engine.shared is not None else [c for key in ("x_client_star", "x_best")
                                                     for c in torch_rows(data.get(key))]
-    levels = {}
+    levels, sups = {}, {}  # the gradient measures share one quantity, ||grad f||^2: sampled once
     for measure in sorted(set(measures)):
+        same = "gradient" if measure in trivial.GRADIENT_MEASURES else measure
+        if same not in sups:
+            sups[same] = trivial.numeric_sup(measure, evaluator, X0, centres, values, engine.shared)
         level = trivial.level_at_start(measure, evaluator, X0, consts, values, engine.shared)
-        levels[measure] = level.with_numeric(trivial.numeric_sup(measure, evaluator, X0, centres, values,
-                                                                 engine.shared))
+        levels[measure] = level.with_numeric(sups[same])
     numeric = {} if engine.shared is not None else numeric_estimates(
         evaluator, [X0, *trivial.sample_points(X0, centres)], paper)
     return float(evaluator.objective(x0)[0]), float((x0.double() ** 2).sum()), int(x0.numel()), levels, numeric
