@@ -18,6 +18,7 @@
 | sgp           | one SGD step at z = x/w                     | push_sum                       | card dfedsgpsm §3.3 (Assran et al. 2019) |
 | dfedsgpsm-s   | as dfedsgpsm                                | push_sum, P(t) from the losses | seed 000 App. A.1 eq. (2), L285-289, card dfedsgpsm §3.2 |
 | dfedpgp       | K_v steps on v (u fixed), K_u steps on u at z = u/mu | push_sum of u only (v personal) | seed 003 Algorithm 1 L100, card dfedpgp §3.1 |
+| dfedpgp-pull  | as dfedpgp                                  | row-stochastic pull of u, eq. (6) | seed 003 L362-366, card dfedpgp §7, §11 A2 |
 """
 
 from __future__ import annotations
@@ -246,6 +247,14 @@ def dfedpgp(hp):
                      K_v=K_v, split=_personal_split(layers))
 
 
+def dfedpgp_pull(hp):
+    """DFedPGP as its experiments run it (seed 003 L362-366, eq. (6); card dfedpgp §7, §11 A2): client i pulls u from
+    its in-neighbours and itself with p_ij = 1/(n + 1) (weights 'uniform' on topology 'random' with direction=in), a
+    row-stochastic P. The push-sum weights then stay mu = P 1 = 1, so z = u and the rule is plain pull gossip of u;
+    the local phases are DFedPGP's."""
+    return replace(dfedpgp(hp), name="dfedpgp-pull", stochastic="row")
+
+
 def sgp(hp):
     """SGP (Assran et al. 2019; card dfedsgpsm §3.3): one SGD step on x with the gradient at z = x/w (with local
     epochs one epoch, the papers' setting, seed 000 L275), push-sum."""
@@ -257,6 +266,7 @@ ALGORITHMS: dict[str, Callable[[dict], Algorithm]] = {
     "dfedadmm": dfedadmm, "dfedadmm-sam": dfedadmm_sam, "dfedcata": dfedcata,
     "fedavg": fedavg, "fedprox": fedprox, "fedsam": fedsam, "scaffold": scaffold,
     "dfedsgpsm": dfedsgpsm, "sgp": sgp, "dfedsgpsm-s": dfedsgpsm_s, "dfedpgp": dfedpgp,
+    "dfedpgp-pull": dfedpgp_pull,
 }
 NAMES = tuple(ALGORITHMS)
 

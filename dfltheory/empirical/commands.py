@@ -34,8 +34,8 @@ def warn_unused(cfg: dict, given: list[str]) -> None:
               f"--epochs one local epoch, the papers' setting); --K {cfg['K']} is ignored and K = {algo.K} is stored "
               "in config.json", file=sys.stderr)
     unused = sorted(set(given) & {*algo.unused, *(("weighted",) if algo.decentralized else ())})
-    if algo.name == "dfedpgp" and str(cfg.get("personal")).lower() == "none":
-        print("dfltheory train: warning: dfedpgp with --personal none shares every parameter: its K_v personal steps "
+    if algo.name in ("dfedpgp", "dfedpgp-pull") and str(cfg.get("personal")).lower() == "none":
+        print(f"dfltheory train: warning: {algo.name} with --personal none shares every parameter: its K_v personal steps "
               "move nothing (they cost gradients only) and --lr-v does nothing", file=sys.stderr)
     if unused:
         flags = ", ".join("--" + k.replace("_", "-") for k in unused)
@@ -69,8 +69,8 @@ def register(subparsers) -> None:
     p.add_argument("--alpha", type=float, default=None, help="Dirichlet concentration" + _d("alpha"))
     p.add_argument("--classes-per-client", type=int, default=None, help="pathological partition"
                    + _d("classes_per_client"))
-    p.add_argument("--model", default=None, help="logreg, mlp, cnn, vgg11, vgg11-bn, resnet18, resnet18-imagenet, "
-                   "linear, split-linear (default per data set)")
+    p.add_argument("--model", default=None, help="logreg, mlp, mlp-small, cnn, vgg11, vgg11-bn, resnet18, "
+                   "resnet18-imagenet, linear, split-linear (default per data set)")
     p.add_argument("--init-weights", default=None, metavar="FILE",
                    help="start every client from the parameters in FILE (torch.save(module.state_dict())): the "
                         "model's names, or torchvision's resnet18 for resnet18-imagenet (ImageNet weights: the "

@@ -8,6 +8,8 @@ kept per client by the engine: :mod:`dfltheory.empirical.functional`). No model 
 * ``linear``: x -> W x, no bias (regression; with ``synthetic-quadratic`` the weight is the x of the constants).
 * ``logreg``: multinomial logistic regression, one affine layer.
 * ``mlp``: 200-200 hidden ReLU layers ("mnist_2NN", dfedadmm.md §8, dfedsgpsm.md §8).
+* ``mlp-small``: the same shape with 32-32 hidden units (d = 3,466 on digits against 55,210): the claims' runs
+  (:mod:`dfltheory.verify.claims`), where the engine's rounds are memory-bound in m d on the CPU.
 * ``cnn``: conv(C->64, 5) -> maxpool 2 -> conv(64->64, 5) -> maxpool 2 -> FC 384 -> FC 192 -> FC classes
   (dfedadmm.md §8, dfedsgpsm.md §8, dfedcata.md §8 "LeNet"). Inputs smaller than 16 pixels (digits, 8x8) get
   'same' padding so that both pools fit.
@@ -37,14 +39,14 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-MODELS = ("linear", "split-linear", "logreg", "mlp", "cnn", "vgg11", "resnet18", "resnet18-imagenet", "vgg11-bn")
+MODELS = ("linear", "split-linear", "logreg", "mlp", "mlp-small", "cnn", "vgg11", "resnet18", "resnet18-imagenet", "vgg11-bn")
 _VGG11 = (64, "M", 128, "M", 256, 256, "M", 512, 512, "M", 512, 512, "M")
 
 
 def _image_shape(name, input_shape):
     if len(input_shape) != 3:
         raise ValueError(f"model {name!r} needs image input (C, H, W), got input_shape {tuple(input_shape)}; "
-                         "use 'logreg', 'mlp' or 'linear' for vector data")
+                         "use 'logreg', 'mlp', 'mlp-small' or 'linear' for vector data")
     return tuple(int(s) for s in input_shape)
 
 
@@ -163,7 +165,8 @@ def make_model(name, input_shape, num_classes, hidden=200, groups=2) -> nn.Modul
         return SplitLinear(input_shape[1])
     if name == "logreg":
         return nn.Sequential(nn.Flatten(), nn.Linear(d, num_classes))
-    if name == "mlp":
+    if name in ("mlp", "mlp-small"):
+        hidden = 32 if name == "mlp-small" else hidden
         return nn.Sequential(nn.Flatten(), nn.Linear(d, hidden), nn.ReLU(), nn.Linear(hidden, hidden), nn.ReLU(),
                              nn.Linear(hidden, num_classes))
     if name == "cnn":

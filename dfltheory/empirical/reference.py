@@ -17,7 +17,8 @@ from dfltheory.empirical.rules import EPS
 from dfltheory.topology import graphs
 
 SERVER = ("fedavg", "fedprox", "fedsam", "scaffold")
-PUSH_SUM = ("dfedsgpsm", "sgp", "dfedsgpsm-s", "dfedpgp")
+PUSH_SUM = ("dfedsgpsm", "sgp", "dfedsgpsm-s", "dfedpgp", "dfedpgp-pull")
+PERSONAL = ("dfedpgp", "dfedpgp-pull")
 
 
 class ReferenceRun:
@@ -48,7 +49,7 @@ class ReferenceRun:
 
     def local(self, i: int, start: torch.Tensor, idx: torch.Tensor, lr: float) -> torch.Tensor:
         n, hp = self.name, self.hp
-        if n == "dfedpgp":
+        if n in PERSONAL:
             return self._pgp_local(i, start, idx, lr)
         sam_default = {"dfedsam": 0.01, "dfedsam-mgs": 0.01, "dfedadmm-sam": 0.1, "fedsam": 0.1, "dfedsgpsm": 0.1,
                        "dfedsgpsm-s": 0.1}
@@ -145,7 +146,7 @@ class ReferenceRun:
         elif n in PUSH_SUM:  # lines 15-16: x_i = sum_j p_ij x_j, w_i = sum_j p_ij w_j
             P = self._selected_P(z, idx) if n == "dfedsgpsm-s" else W_at(0)
             self.x = self._gossip(P, z)
-            if n == "dfedpgp":  # v_i is never sent (dfedpgp §3.1)
+            if n in PERSONAL:  # v_i is never sent (dfedpgp §3.1)
                 for i in range(m):
                     self.x[i][self.personal] = z[i][self.personal]
             self.w = [sum(P[i, j] * self.w[j] for j in range(m)) for i in range(m)]

@@ -98,13 +98,13 @@ class Topology:
 
     @property
     def time_varying(self) -> bool:
-        if self.name == "random" and self.params.get("direction") == "undirected":
+        if self.name == "random" and self.params.get("direction") in ("undirected", "regular"):
             return True
         return self.spec.time_varying
 
     @property
     def directed(self) -> bool:
-        if self.name == "random" and self.params.get("direction") == "undirected":
+        if self.name == "random" and self.params.get("direction") in ("undirected", "regular"):
             return False
         return self.spec.directed
 

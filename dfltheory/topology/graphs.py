@@ -182,12 +182,18 @@ def random_k(n, seed=None, k=10, t=0, direction="out") -> nx.Graph:
     direction='out': client i sends to k distinct others drawn uniformly without replacement (seed 000, L275-279,
     push-sum; dfedsgpsm.md §7). direction='in': client i pulls from k uniformly drawn others (seed 003, L189, L362-366;
     dfedpgp.md §7). direction='undirected': the 'out' draw symmetrized (the symmetric baselines of seed 000 L277 and
-    seeds 001/004, whose exact rule is not stated)."""
+    seeds 001/004, whose exact rule is not stated), about 2k neighbours per client. direction='regular': a uniform
+    random k-regular undirected graph (networkx's ``random_regular_graph``; k n must be even), exactly k neighbours
+    per client, the symmetric arm with the directed arms' neighbour budget (issue 22)."""
     n = check_n(n)
     k = check_k(k, n)
-    if direction not in ("out", "in", "undirected"):
-        raise ValueError(f"direction must be 'out', 'in' or 'undirected', got {direction!r}")
+    if direction not in ("out", "in", "undirected", "regular"):
+        raise ValueError(f"direction must be 'out', 'in', 'undirected' or 'regular', got {direction!r}")
     rng = round_rng(seed, t)
+    if direction == "regular":
+        if k * n % 2:
+            raise ValueError(f"a k-regular graph needs k n even, got k = {k} and n = {n}; change k by one")
+        return nx.random_regular_graph(k, n, seed=int(rng.integers(2**31)))
     others = np.argsort(rng.random((n, n - 1)), axis=1)[:, :k]  # k distinct picks among the n-1 others
     picks = others + (others >= np.arange(n)[:, None])          # skip i itself
     G = nx.Graph() if direction == "undirected" else nx.DiGraph()

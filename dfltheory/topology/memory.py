@@ -103,7 +103,7 @@ def topology_bytes(name: str, n: int, params: dict | None = None, horizon: int |
         edges = _edges(name, n, params)
         parts["the graph (networkx)"] = 1000.0 * n + 600.0 * edges + _DENSE_DRAW.get(name, 0) * float(n) ** 2
         directed = (name in ("k-out", "one-peer-exponential", "neighbour-selection")
-                    or (name == "random" and params.get("direction", "out") != "undirected"))
+                    or (name == "random" and params.get("direction", "out") not in ("undirected", "regular")))
         sym = not directed and weights in _SYMMETRIC_RULES
     if name != "matrix" and (deg is None or n <= DENSE_MAX_N):
         parts["the sparse mixing matrices"] = min(rounds, CACHE_ROUNDS) * 2 * (16.0 * (edges + n) + 8.0 * n)

@@ -104,6 +104,7 @@ CASES = [(name, {}) for name in A.NAMES if name != "dfedsgpsm-s"] + [
     ("dfedpgp", {"K_v": 2, "lr_v": 0.2, "lr": 0.05, "topology": "push-sum"}),
     ("dfedpgp", {"personal": "1", "K_v": 0, "topology": "push-sum"}),
     ("dfedpgp", {"K_v": 2, "lr_v": 0.2, "lr": 0.05, "momentum": 0.9, "topology": "push-sum"}),
+    ("dfedpgp-pull", {"K_v": 1, "momentum": 0.9}),
     ("dfedpgp", {"K_v": 2, "lr_v": 0.2, "lr": 0.05, "momentum": 0.9, "clip": 0.05, "topology": "push-sum"}),
 ]
 

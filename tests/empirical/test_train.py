@@ -22,6 +22,7 @@ def lines(out):
 EXTRA_ARGS = {  # DFedSGPSM-S draws its own graph; DFedPGP needs a model with a head and a body (logreg has one layer)
     "dfedsgpsm-s": ["--topology", "neighbour-selection", "--topology-params", "k=2"],
     "dfedpgp": ["--model", "mlp", "--K-v", "1", "--lr-v", "0.1"],
+    "dfedpgp-pull": ["--model", "mlp-small", "--K-v", "1", "--momentum", "0.9", "--weight-decay", "5e-4"],
 }
 
 
