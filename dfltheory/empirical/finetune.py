@@ -43,7 +43,12 @@ def finetune(engine, steps: int, lr: float | None = None) -> torch.Tensor:
     lr = engine.lr_at(engine.t) if lr is None else lr
     X = engine.client_models().detach().clone()
     if steps:
-        idx = engine.sampler.draw(steps, engine.generator).to(engine.device)
+        sampler = engine.sampler
+        if engine.epochs:  # fine-tuning takes single minibatch steps, not epochs
+            from dfltheory.empirical.engine import ClientSampler
+
+            sampler = ClientSampler(engine.data.client_indices, sampler.width)
+        idx = sampler.draw(steps, engine.generator).to(engine.device)
         for k in range(steps):
             X = X - lr * engine.model.batched_grad(X, engine.x_train[idx[k]], engine.y_train[idx[k]])
     return X

@@ -25,28 +25,66 @@ QUANTITIES = ("grad_norm_sq", "grad_norm_sq_p", "grad_norm_sq_w", "delta_pgp")
 
 @dataclass(frozen=True)
 class BlockDiagonal:
-    """The mixing source of S copies: ``matrix(t)`` = I_S (x) W_t of ``source`` (an (m, m) array or an object with
-    ``matrix(t)`` and ``time_varying``, as :class:`dfltheory.empirical.communication.Mixing` takes)."""
+    """The mixing source of S copies: ``matrix(t)`` = diag(W_t^(1), ..., W_t^(S)) of ``sources`` (each an (m, m)
+    array or an object with ``matrix(t)`` and ``time_varying``, as
+    :class:`dfltheory.empirical.communication.Mixing` takes); S copies of one source give I_S (x) W_t."""
 
-    source: object
-    copies: int
+    sources: tuple
 
     @property
     def time_varying(self) -> bool:
-        return bool(getattr(self.source, "time_varying", False))
+        return any(getattr(s, "time_varying", False) for s in self.sources)
 
     def matrix(self, t: int) -> np.ndarray:
-        W = self.source.matrix(t) if hasattr(self.source, "matrix") else self.source
-        return np.kron(np.eye(self.copies), np.asarray(W, dtype=np.float64))
+        from scipy.linalg import block_diag
+
+        return block_diag(*(np.asarray(s.matrix(t) if hasattr(s, "matrix") else s, dtype=np.float64)
+                            for s in self.sources))
 
 
-def replicate(data, copies: int):
-    """``data`` with its clients repeated ``copies`` times (client s m + i holds client i's indices)."""
+def replicate(data, copies: int, parts=None):
+    """``data`` with its clients repeated ``copies`` times (client s m + i holds client i's indices), or with the
+    clients of ``parts`` (one data set per copy, the same samples split otherwise) one after the other."""
     if isinstance(copies, bool) or not isinstance(copies, int) or copies < 1:
         raise ValueError(f"replicas must be a positive integer (independent copies of the run), got {copies!r}")
-    tests = data.client_test_indices
-    return replace(data, client_indices=list(data.client_indices) * copies,
-                   client_test_indices=None if tests is None else list(tests) * copies)
+    parts = [data] * copies if parts is None else list(parts)
+    tests = [p.client_test_indices for p in parts]
+    return replace(data, client_indices=[ix for p in parts for ix in p.client_indices],
+                   client_test_indices=None if tests[0] is None else [ix for t in tests for ix in t])
+
+
+class Copy:
+    """Copy ``s`` of a replicated engine seen as a run of its own (rows s m .. s m + m - 1): the attributes
+    :func:`dfltheory.empirical.metrics.measure` reads, with ``xbar_prev`` that copy's average of the last round."""
+
+    def __init__(self, engine, s: int, m: int, xbar_prev: torch.Tensor | None = None):
+        self.engine, self.rows = engine, slice(s * m, (s + 1) * m)
+        self.t, self.shared, self.sent = engine.t, engine.shared, engine.sent * m // engine.m  # mean over copies
+        self.lr_at = engine.lr_at
+        n = engine.m
+        self.state = {k: v[self.rows] for k, v in engine.state.items() if torch.is_tensor(v) and v.dim()
+                      and v.shape[0] == n}
+        self.cstate = {k: v[self.rows] for k, v in engine.cstate.items() if torch.is_tensor(v) and v.dim()
+                       and v.shape[0] == n}
+        if "agg" in self.cstate:  # DFedCata keeps the mean of the aggregated models over all rows: the copy's own
+            self.cstate["agg_mean"] = self.cstate["agg"].mean(0)
+            self.cstate["agg_mean_prev"] = self.cstate["agg_mean"] if xbar_prev is None else xbar_prev
+        self.xbar_prev = self.x_bar() if xbar_prev is None else xbar_prev  # x_bar^{-1} := x_bar^0, as the engine's
+
+    def x_bar(self) -> torch.Tensor:
+        if self.engine.sequential:  # the trained local models' mean, as Engine.x_bar
+            return self.state["x"].mean(0)
+        return self.engine.algo.average(self.state, self.cstate)
+
+    def client_models(self) -> torch.Tensor:
+        return self.engine.algo.client_models(self.state, self.shared)
+
+    def aux_points(self) -> dict[str, torch.Tensor]:
+        e = self.engine
+        if e.algo.aux is None:
+            return {}
+        K = e.K if not e.epochs else float(e.local_steps[self.rows].double().mean())
+        return e.algo.aux(self.x_bar(), self.xbar_prev, self.cstate, e.lr_at(max(e.t - 1, 0)), K)
 
 
 class Replicas:
@@ -81,26 +119,9 @@ class Replicas:
         self.prev = self.averages()  # x_bar_s^{t-1} (DFedCata: a_bar_s) of every copy
         self.pending = None  # DFedPGP's Delta_v^t / L_v, paired with the next round's Delta_ubar^t
 
-    def _rows(self, s: int) -> slice:
-        return slice(s * self.m, (s + 1) * self.m)
-
-    def _group(self, tensors: dict, s: int) -> dict:
-        """The copy's rows of every row-stacked tensor (others dropped: they summarise all rows)."""
-        n = self.engine.m
-        return {k: v[self._rows(s)] for k, v in tensors.items() if torch.is_tensor(v) and v.dim() and v.shape[0] == n}
-
-    def _cstate(self, s: int, prev: torch.Tensor | None) -> dict:
-        cs = self._group(self.engine.cstate, s)
-        if "agg" in cs:  # DFedCata keeps the mean of the aggregated models over all rows: the copy's own mean
-            cs["agg_mean"] = cs["agg"].mean(0)
-            cs["agg_mean_prev"] = cs["agg_mean"] if prev is None else prev
-        return cs
-
     def averages(self) -> torch.Tensor:
         """(S, d): each copy's average model (``Algorithm.average``)."""
-        algo = self.engine.algo
-        return torch.stack([algo.average(self._group(self.engine.state, s), self._cstate(s, None))
-                            for s in range(self.S)])
+        return torch.stack([Copy(self.engine, s, self.m).x_bar() for s in range(self.S)])
 
     def full_grads(self, P: torch.Tensor) -> torch.Tensor:
         """(S, m, d): grad f_i at P[s, i] on client i's whole data."""
@@ -124,7 +145,7 @@ class Replicas:
                 Z = xbar
             else:
                 lr, K = e.lr_at(max(e.t - 1, 0)), e.K
-                Z = torch.stack([next(iter(e.algo.aux(xbar[s], self.prev[s], self._cstate(s, self.prev[s]), lr,
+                Z = torch.stack([next(iter(e.algo.aux(xbar[s], self.prev[s], Copy(e, s, m, self.prev[s]).cstate, lr,
                                                       K).values()), xbar[s]) for s in range(S)])
             g = self.full_grads(Z[:, None, :].expand(S, m, Z.shape[1]).contiguous()).mean(1)
             out = (g**2).sum(1)

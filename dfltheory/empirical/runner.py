@@ -167,19 +167,12 @@ def data_seed(cfg: dict) -> int:
     return cfg["data_seed"] if cfg.get("data_seed") is not None else cfg.get("seed", 0)
 
 
-def build(cfg: dict, initial: bool = True, replicas: int = 1) -> tuple[Engine, Evaluator]:
-    """Engine and evaluator for a config dict (keys as the ``train`` command's options; ``data_params``: the data
-    set's keyword options, ``data_seed``: :func:`data_seed`; ``recipe``: a paper's setting,
-    :func:`dfltheory.empirical.recipes.resolve`). ``replicas`` > 1: the engine trains that many independent copies
-    of the run at once (:mod:`dfltheory.empirical.replicas`; the evaluator stays the single run's).
-    ``initial=False`` (a resume: the checkpoint holds the state) skips
-    reading ``init_weights``."""
+def _problem(cfg: dict, device: torch.device, initial: bool = True):
+    """(data on ``device``, model module, model name) of ``cfg``'s problem: the data set, its partition and the
+    initial model, all drawn from :func:`data_seed`; ``initial``: read ``init_weights``."""
     from dfltheory.empirical import data as D
     from dfltheory.empirical import models as M
 
-    cfg = with_recipe(cfg)
-    check_options(cfg)
-    device = check_device(cfg.get("device", "cpu"))
     try:
         data = D.load(cfg["dataset"], cfg["n"], partition=cfg.get("partition", "dirichlet"),
                       alpha=cfg.get("alpha", 0.3), classes_per_client=cfg.get("classes_per_client", 2),
@@ -197,35 +190,99 @@ def build(cfg: dict, initial: bool = True, replicas: int = 1) -> tuple[Engine, E
         if note not in _WARNED:  # once per process
             _WARNED.add(note)
             print(f"dfltheory train: initial weights: {note}", file=sys.stderr)
-    model = FlatModel(module, M.loss_fn(data.task))
+    return data, module, name
+
+
+def _topology(cfg: dict, algo):
+    """The run's topology, drawn with :func:`data_seed` (a random graph belongs to the problem instance, as the data
+    and x^0 do: runs that differ in ``seed`` then differ only in their minibatches, the randomness the theorems'
+    expectations are over), checked row- or column-stochastic as ``algo`` needs."""
+    from dfltheory.topology import build as build_topology
+    from dfltheory.topology.commands import parse_params
+
+    topo = build_topology(cfg.get("topology", "ring"), cfg["n"], weights=cfg.get("weights") or "default",
+                          seed=data_seed(cfg), **parse_params(cfg.get("topology_params")))
+    axis = 1 if algo.stochastic == "row" else 0
+    if abs(topo.matrix(0).sum(axis) - 1).max() > 1e-6:
+        fix = ("use --weights metropolis or uniform (push-sum weights are for push-sum algorithms)"
+               if axis else "use --weights push-sum")
+        raise ValueError(f"the mixing matrix of {cfg.get('topology')!r} with weights {topo.weights!r} is not "
+                         f"{algo.stochastic}-stochastic as {algo.name} needs; {fix}")
+    return topo
+
+
+def _engine(cfg: dict, model: FlatModel, data, algo, source, device, x0=None) -> Engine:
+    mixing = None if source is None else Mixing(source, sparse=cfg.get("sparse"), device=device)
+    return Engine(model, data, algo, mixing, K=cfg.get("K") or ALGO_DEFAULTS["K"], lr=cfg.get("lr", 0.1),
+                  lr_decay=cfg.get("lr_decay", 1.0), batch_size=cfg.get("batch_size", 32), seed=cfg.get("seed", 0),
+                  device=device, sequential=cfg.get("sequential", False), client_chunk=cfg.get("client_chunk"),
+                  epochs=bool(cfg.get("epochs")), compile=bool(cfg.get("compile")), x0=x0)
+
+
+def _algorithm(cfg: dict, data):
     weights = data.client_sizes.numpy() if cfg.get("weighted") else None  # FedAvg's n_i-weighted average
-    algo = A.make(cfg["algo"], server_weights=weights, **{k: cfg.get(k) for k in ALGO_KEYS})
-    mixing = None
+    return A.make(cfg["algo"], server_weights=weights, **{k: cfg.get(k) for k in ALGO_KEYS})
+
+
+def build(cfg: dict, initial: bool = True, replicas: int = 1) -> tuple[Engine, Evaluator]:
+    """Engine and evaluator for a config dict (keys as the ``train`` command's options; ``data_params``: the data
+    set's keyword options, ``data_seed``: :func:`data_seed`; ``recipe``: a paper's setting,
+    :func:`dfltheory.empirical.recipes.resolve`). ``replicas`` > 1: the engine trains that many independent copies
+    of the run at once (:mod:`dfltheory.empirical.replicas`; the evaluator stays the single run's).
+    ``initial=False`` (a resume: the checkpoint holds the state) skips
+    reading ``init_weights``."""
+    from dfltheory.empirical import models as M
+
+    cfg = with_recipe(cfg)
+    check_options(cfg)
+    device = check_device(cfg.get("device", "cpu"))
+    data, module, _ = _problem(cfg, device, initial)
+    model = FlatModel(module, M.loss_fn(data.task))
+    algo = _algorithm(cfg, data)
     if replicas != 1 and not algo.decentralized:
         raise ValueError(f"{algo.name} averages at a server, over every client: its copies cannot be trained as "
                          "one engine; run its seeds separately (replicas=1)")
+    source = None
     if algo.decentralized:
-        from dfltheory.topology import build as build_topology
-        from dfltheory.topology.commands import parse_params
-
-        # a random graph belongs to the problem instance (data_seed), as the data and x^0 do: runs that differ in
-        # `seed` then differ only in their minibatches, the randomness the theorems' expectations are over
-        topo = build_topology(cfg.get("topology", "ring"), cfg["n"], weights=cfg.get("weights") or "default",
-                              seed=data_seed(cfg), **parse_params(cfg.get("topology_params")))
-        axis = 1 if algo.stochastic == "row" else 0
-        if abs(topo.matrix(0).sum(axis) - 1).max() > 1e-6:
-            fix = ("use --weights metropolis or uniform (push-sum weights are for push-sum algorithms)"
-                   if axis else "use --weights push-sum")
-            raise ValueError(f"the mixing matrix of {cfg.get('topology')!r} with weights {topo.weights!r} is not "
-                             f"{algo.stochastic}-stochastic as {algo.name} needs; {fix}")
-        mixing = Mixing(topo if replicas == 1 else BlockDiagonal(topo, replicas), sparse=cfg.get("sparse"),
-                        device=device)
+        topo = _topology(cfg, algo)
+        source = topo if replicas == 1 else BlockDiagonal((topo,) * replicas)
     trained = data if replicas == 1 else replicate(data, replicas)  # the evaluator keeps the single run's data
-    engine = Engine(model, trained, algo, mixing, K=cfg.get("K") or ALGO_DEFAULTS["K"], lr=cfg.get("lr", 0.1),
-                    lr_decay=cfg.get("lr_decay", 1.0), batch_size=cfg.get("batch_size", 32), seed=cfg.get("seed", 0),
-                    device=device, sequential=cfg.get("sequential", False), client_chunk=cfg.get("client_chunk"),
-                    epochs=bool(cfg.get("epochs")), compile=bool(cfg.get("compile")))
-    return engine, Evaluator(model, data, device)
+    return _engine(cfg, model, trained, algo, source, device), Evaluator(model, data, device)
+
+
+def build_cohort(cfg: dict, seeds) -> tuple[Engine, list[Evaluator]]:
+    """One engine for the runs of ``cfg`` with ``seed`` = ``data_seed`` = s for every s in ``seeds``: copy c holds
+    clients c m .. c m + m - 1 with its own partition, initial model and random graph (the block-diagonal mixing of
+    :class:`dfltheory.empirical.replicas.BlockDiagonal` keeps the copies apart) and minibatches from the engine's
+    one generator, seeded by ``seeds[0]`` (:mod:`dfltheory.empirical.cohort`). Returns the engine and one evaluator
+    per copy."""
+    from dfltheory.empirical import models as M
+
+    cfg = with_recipe(cfg)
+    check_options(cfg)
+    device = check_device(cfg.get("device", "cpu"))
+    seeds = [int(s) for s in seeds]
+    copies = [{**cfg, "seed": s, "data_seed": s} for s in seeds]
+    problems = [_problem(c, device) for c in copies]
+    data = [p[0] for p in problems]
+    if any(not torch.equal(d.x_train, data[0].x_train) for d in data[1:]):
+        raise ValueError(f"data set {cfg['dataset']!r} draws its samples from the data seed; a cohort needs the "
+                         "seeds to differ in the partition and the initial model only (use digits or a fixed "
+                         "data set)")
+    models = [FlatModel(p[1], M.loss_fn(d.task)) for p, d in zip(problems, data)]
+    algo = _algorithm(cfg, data[0])
+    if len(seeds) > 1 and (not algo.decentralized or algo.topology is not None):
+        why = "a server average" if not algo.decentralized else "a graph drawn from all clients' losses"
+        raise ValueError(f"{algo.name} couples every client ({why}): its seeds cannot share one engine; run them "
+                         "one by one")
+    if models[0].n_stats:
+        raise ValueError("a cohort keeps one set of initial running statistics; use a model without BatchNorm")
+    topos = tuple(_topology(c, algo) for c in copies)
+    source = topos[0] if len(topos) == 1 else BlockDiagonal(topos)
+    merged = replicate(data[0], len(seeds), parts=data)
+    x0 = torch.stack([m.initial() for m in models]).repeat_interleave(cfg["n"], 0)
+    engine = _engine({**cfg, "seed": seeds[0], "sparse": True}, models[0], merged, algo, source, device, x0=x0)
+    return engine, [Evaluator(m, d, device) for m, d in zip(models, data)]
 
 
 def read_json(path, fix: str):

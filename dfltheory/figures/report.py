@@ -49,7 +49,7 @@ def _rate(i: str) -> dict:
     return verify(i).to_dict()
 
 
-def _pool_map(fn, items: list, progress: Callable | None = None) -> list:
+def pool_map(fn, items: list, progress: Callable | None = None) -> list:
     """``[fn(i) for i in items]`` on up to two worker processes (sympy is single-threaded), in order."""
     from concurrent.futures import ProcessPoolExecutor
 
@@ -76,7 +76,7 @@ def rates_section(progress: Callable | None = None, papers=None) -> list[dict]:
     """Every corollary with a schedule (of ``papers``, default all): ``dfltheory bounds verify``'s comparison."""
     from dfltheory.bounds.rates import verifiable
 
-    return _pool_map(_rate, [i for i in verifiable() if papers is None or i.split(".")[0] in papers], progress)
+    return pool_map(_rate, [i for i in verifiable() if papers is None or i.split(".")[0] in papers], progress)
 
 
 def _settings(papers=None) -> list:
@@ -133,7 +133,7 @@ def experiments_section(progress: Callable | None = None, papers=None) -> list[d
     for s, t, _ in todo:
         first.setdefault(key[s.id, t], (s.id, t))
     unique = list(first.values())
-    results = dict(zip(unique, _pool_map(_violations, [(i, t, key[i, t][2]) for i, t in unique], progress)))
+    results = dict(zip(unique, pool_map(_violations, [(i, t, key[i, t][2]) for i, t in unique], progress)))
     return [{"id": s.id, "paper": s.paper, "theorem": t, "description": s.description, "values": dict(s.values),
              "free": s.free[0], "findings": [] if variant else list(s.findings), "variant_check": variant,
              "conditions": results[first[key[s.id, t]]]}

@@ -628,7 +628,7 @@ def horizon_rows(chosen: Mapping[str, Sequence[Target]], size: Size, workers: in
     tasks = [(paper, name, tuple(t.theorem for t in tgts), size) for paper, tgts in chosen.items()
              for name in (PLANS[paper].problem, *PLANS[paper].informative_problems)]
     found = {paper: ([], {}) for paper in chosen}
-    for (paper, name, _, _), (rows, table) in zip(tasks, _pool_map(_problem_horizons, tasks, workers)):
+    for (paper, name, _, _), (rows, table) in zip(tasks, pool_map(_problem_horizons, tasks, workers)):
         found[paper][0].extend(rows)
         found[paper][1][f"{paper} on {name}"] = table
     return found
@@ -750,7 +750,7 @@ def _problem_horizons(paper: str, problem: str, theorems: tuple[str, ...], size:
     return _horizon_rows(replace(plan, problem=problem), [plan.target(t) for t in theorems], size)
 
 
-def _pool_map(fn: Callable, args: Sequence[tuple], workers: int, progress: Callable | None = None) -> list:
+def pool_map(fn: Callable, args: Sequence[tuple], workers: int, progress: Callable | None = None) -> list:
     """[fn(*a) for a in args] in order, in ``workers`` processes where there are more than one (and more than one
     call); ``progress(done, total, eta_seconds)`` before the first and after each call that ends."""
     start = time.perf_counter()
@@ -1039,7 +1039,7 @@ def verify(targets: Sequence[str] = ("all",), size: str | Size = "default", out:
                for e in informative(plan, tgts, size, rows, out / "informative", device=device)]
     runs = [e for e in entries if "job" in e]  # trained in parallel, longest first
     runs.sort(key=lambda e: -e["R"])
-    trained = _pool_map(replicated_terms, [e["job"] for e in runs], workers,
+    trained = pool_map(replicated_terms, [e["job"] for e in runs], workers,
                         (lambda d, t, eta: progress("informative runs (beyond T*)", d, t, eta)) if progress else None)
     finished = {id(e): finish_informative(e, *done) for e, done in zip(runs, trained)}
     result["informative"] = [finished.get(id(e), e) for e in entries]

@@ -88,14 +88,19 @@ def _arm(label, mean):
             "quantity": {"round": [0, 10, 20], "mean": [1.0, 0.5, 0.2], "std": [0.0, 0.1, 0.1]}}
 
 
-CLAIMS = {"size": "quick", "m": 4, "rounds": 20, "seeds": 3, "problem": "digits", "rule": "significant when ...",
+CLAIMS = {"size": "quick", "m": 4, "m_large": 6, "rounds": 20, "seeds": 3, "problem": "digits", "rule": "significant when ...",
           "wall_seconds": 7.0, "claims": [
               {"id": "dfedsam.table1", "paper": "dfedsam", "section": "§9 Table 1", "statement": "DFedSAM > DFedAvg",
                "paper_number": "82.04 / 73.55", "metric": "test_acc", "metric_label": "test accuracy (last round)",
                "quantity": "grad_norm_sq", "arms": [_arm("DFedSAM", 0.90), _arm("DFedAvg", 0.80)], "pairs": [],
                "trends": [{"metric": "test_acc", "metric_label": "test accuracy (last round)", "relation": "=",
                            "arms": ["DFedSAM", "DFedAvg"], "gap": [0.2, 0.5], "mean": [0.9, 0.8], "rho": 0.1234, "p_value": 0.8389, "verdict": "agrees"}],
-               "verdict": "agrees"}]}
+               "verdict": "agrees", "reason": "every part agrees"},
+              {"id": "dfedsam.K", "paper": "dfedsam", "section": "§9 Fig. 5(a)", "statement": "K = 10 faster",
+               "paper_number": "no number", "metric": "test_acc", "metric_label": "test accuracy (last round)",
+               "quantity": "grad_norm_sq", "arms": [_arm("K=10", 0.90), _arm("K=2", 0.89)], "pairs": [],
+               "trends": [], "verdict": "inconclusive",
+               "reason": "K=10 > K=2: inconclusive (difference +1 points, detectable 2.5 points)"}]}
 
 
 @pytest.fixture(scope="module")
@@ -287,8 +292,10 @@ def test_the_pep_and_claims_sections_show_every_row_and_the_claims_figure(built)
         assert "10. Worst cases by performance estimation" in text and "11. The papers' experimental claims" in text
         assert "28.18" in text and "no bound: outside the theorem" in text  # both PEP rows
         assert "dfedsam.table1" in text and "DFedSAM 90 ± 1" in text and "agrees" in text
-        assert "DFedSAM … DFedAvg: test accuracy (last round) against the spectral gap: Spearman rho 0.1234, p 0.8389" \
-            in text.replace("&amp;", "&")  # the trend of a topology claim
+        assert "detectable 2.5 points" in text and "inconclusive" in text  # why a claim did not agree
+        trend = ("DFedSAM … DFedAvg: test accuracy (last round) against the spectral gap: mean per-seed Spearman rho "
+                 "0.1234, p 0.8389")
+        assert trend in text.replace("&amp;", "&")  # the trend of a topology claim
     assert rep["claims"]["figures"] == {"dfedsam": "claims/figures/dfedsam-claims.png"}
     assert "claims/figures/dfedsam-claims.png" in page.images and (out / "claims/figures/dfedsam-claims.png").is_file()
 

@@ -123,7 +123,7 @@ def _cfg(plan, problem, inst, T, batch_size=4, **extra):
 
 def test_block_diagonal_mixing_keeps_copies_apart():
     W = np.array([[0.5, 0.5], [0.5, 0.5]])
-    B = BlockDiagonal(W, 3).matrix(0)
+    B = BlockDiagonal((W,) * 3).matrix(0)
     assert B.shape == (6, 6) and np.allclose(B[:2, :2], W) and not B[:2, 2:].any()
     with pytest.raises(ValueError, match="positive integer"):
         replicate(None, 0)
