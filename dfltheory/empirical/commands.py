@@ -35,8 +35,8 @@ def warn_unused(cfg: dict, given: list[str]) -> None:
               "in config.json", file=sys.stderr)
     unused = sorted(set(given) & {*algo.unused, *(("weighted",) if algo.decentralized else ())})
     if algo.name in ("dfedpgp", "dfedpgp-pull") and str(cfg.get("personal")).lower() == "none":
-        print(f"dfltheory train: warning: {algo.name} with --personal none shares every parameter: its K_v personal steps "
-              "move nothing (they cost gradients only) and --lr-v does nothing", file=sys.stderr)
+        print(f"dfltheory train: warning: {algo.name} with --personal none shares every parameter: its K_v personal "
+              "steps move nothing (they cost gradients only) and --lr-v does nothing", file=sys.stderr)
     if unused:
         flags = ", ".join("--" + k.replace("_", "-") for k in unused)
         print(f"dfltheory train: warning: {cfg['algo']} does not use {flags}; ignored (see dfltheory train --help "

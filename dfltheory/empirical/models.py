@@ -39,7 +39,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-MODELS = ("linear", "split-linear", "logreg", "mlp", "mlp-small", "cnn", "vgg11", "resnet18", "resnet18-imagenet", "vgg11-bn")
+MODELS = ("linear", "split-linear", "logreg", "mlp", "mlp-small", "cnn", "vgg11", "resnet18", "resnet18-imagenet",
+          "vgg11-bn")
 _VGG11 = (64, "M", 128, "M", 256, 256, "M", 512, 512, "M", 512, 512, "M")
 
 

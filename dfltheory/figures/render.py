@@ -174,11 +174,13 @@ def _claims(claims: Mapping | None) -> dict | None:
              "paper_number": c["paper_number"], "verdict": c["verdict"],
              "status": CLAIM_STATUS.get(c["verdict"], "warn"),
              "why": "" if c["verdict"] == "agrees" else c.get("reason", ""),
-             "measured": "; ".join([f"{a['label']} {pct(c, a['mean'])} ± {pct(c, a['std'] or 0.0)}" for a in c["arms"]
-                                    if a.get("mean") is not None] + [trend_text(t, num) for t in c.get("trends", ())]),
+             "measured": "; ".join([f"{a['label']} {pct(c, a['mean'])} ± {pct(c, a['std'] or 0.0)}"
+                                    for a in c["arms"] if a.get("mean") is not None]
+                                   + [trend_text(t, num) for t in c.get("trends", ())]),
              "metric": c.get("metric_label", c["metric"])} for c in claims["claims"]]
     return {"rows": rows, "rule": claims.get("rule", ""), "size": claims.get("size"), "seeds": claims.get("seeds"),
-            "rounds": claims.get("rounds"), "m": claims.get("m"), "m_large": claims.get("m_large"), "wall": duration(claims.get("wall_seconds") or 0),
+            "rounds": claims.get("rounds"), "m": claims.get("m"), "m_large": claims.get("m_large"),
+            "wall": duration(claims.get("wall_seconds") or 0),
             "figures": dict(claims.get("figures", {})),
             "counts": {k: n for k in CLAIM_STATUS if (n := sum(r["verdict"] == k for r in rows))}}
 

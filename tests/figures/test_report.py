@@ -88,7 +88,8 @@ def _arm(label, mean):
             "quantity": {"round": [0, 10, 20], "mean": [1.0, 0.5, 0.2], "std": [0.0, 0.1, 0.1]}}
 
 
-CLAIMS = {"size": "quick", "m": 4, "m_large": 6, "rounds": 20, "seeds": 3, "problem": "digits", "rule": "significant when ...",
+CLAIMS = {"size": "quick", "m": 4, "m_large": 6, "rounds": 20, "seeds": 3, "problem": "digits",
+          "rule": "significant when ...",
           "wall_seconds": 7.0, "claims": [
               {"id": "dfedsam.table1", "paper": "dfedsam", "section": "§9 Table 1", "statement": "DFedSAM > DFedAvg",
                "paper_number": "82.04 / 73.55", "metric": "test_acc", "metric_label": "test accuracy (last round)",
