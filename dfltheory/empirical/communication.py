@@ -194,14 +194,14 @@ class nesterov_extrapolation(CommRule):
         cstate["agg"] = a
         ctx.sent += links(W)
 
-    def aggregate_row(self, c: int, X: torch.Tensor, W: torch.Tensor, cstate: dict) -> torch.Tensor:
-        """The public code's sequential (Gauss-Seidel) aggregation for client c (card dfedcata §3.2 item 1).
+    def aggregate_row(self, c, X: torch.Tensor, W: torch.Tensor, cstate: dict) -> torch.Tensor:
+        """The public code's sequential (Gauss-Seidel) aggregation for client(s) ``c`` (an index tensor of rows;
+        card dfedcata §3.2 item 1).
 
-        ``X`` holds the current models: rows j < c already trained this round, rows j >= c from the last round.
-        Returns client c's starting point y_c and records a_c.
+        ``X`` holds the current models: rows j < c already trained this round, rows j >= c from the last round;
+        ``W`` is dense. Returns the starting points y_c (one row per index) and records a_c.
         """
-        w = (W.to_dense() if W.layout != torch.strided else W)[c].to(X.dtype)
-        a = w @ X
+        a = W[c] @ X
         y = self._extrapolate(a, X[c], cstate["agg"][c])
         cstate["agg"][c] = a
         return y

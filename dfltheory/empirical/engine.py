@@ -212,6 +212,7 @@ class Engine:
         if sequential and not isinstance(algorithm.comm, nesterov_extrapolation):
             raise ValueError("the sequential (in-place) aggregation exists only for dfedcata")
         self.sequential, self.client_chunk = sequential, client_chunk
+        self.copies = 1  # independent copies of m / copies clients (a cohort sets it; the sequential round uses it)
         self.x_train, self.y_train = self._cast(data.x_train, x0.dtype), self._cast(data.y_train, x0.dtype)
         self.generator = torch.Generator().manual_seed(seed)
         self.shared = None if algorithm.split is None else ~algorithm.split(model).to(self.device)
@@ -408,19 +409,24 @@ class Engine:
         return {"sent": ctx.sent, "lr": plan.lr}
 
     def _sequential_round(self, plan: RoundPlan, ctx: CommContext) -> None:
-        """Card dfedcata §3.2 item 1: for c = 1..m: aggregate (new rows j < c), extrapolate, train, overwrite."""
+        """Card dfedcata §3.2 item 1: for c = 1..m: aggregate (new rows j < c), extrapolate, train, overwrite.
+        With ``copies`` S > 1 (independent copies of m / S clients under a block-diagonal W: a cohort) client c of
+        every copy takes its turn at once, which is each copy's own sequential round."""
         comm: nesterov_extrapolation = self.algo.comm
         W = ctx.W()
+        W = (W.to_dense() if W.layout != torch.strided else W).to(self.state["x"].dtype)
         X = self.state["x"].clone()
-        for c in range(self.m):
-            y = comm.aggregate_row(c, X, W, self.cstate)
-            row = {k: v[c : c + 1] for k, v in self.state.items()}
-            row["x"] = y.unsqueeze(0)
-            row = self.local_phase(row, plan.idx[:, c : c + 1], plan.lr)
-            X[c] = row["x"][0]
+        per = self.m // self.copies
+        for c in range(per):
+            rows = torch.arange(c, self.m, per, device=self.device)
+            y = comm.aggregate_row(rows, X, W, self.cstate)
+            row = {k: v[rows] for k, v in self.state.items()}
+            row["x"] = y
+            row = self.local_phase(row, plan.idx[:, rows.cpu()], plan.lr)
+            X[rows] = row["x"]
             for k, v in row.items():
                 if k != "x":
-                    self.state[k][c] = v[0]
+                    self.state[k][rows] = v
         self.state["x"] = X
         self.cstate["agg_mean_prev"], self.cstate["agg_mean"] = self.cstate["agg_mean"], self.cstate["agg"].mean(0)
         ctx.sent += links(W)

@@ -282,6 +282,7 @@ def build_cohort(cfg: dict, seeds) -> tuple[Engine, list[Evaluator]]:
     merged = replicate(data[0], len(seeds), parts=data)
     x0 = torch.stack([m.initial() for m in models]).repeat_interleave(cfg["n"], 0)
     engine = _engine({**cfg, "seed": seeds[0], "sparse": True}, models[0], merged, algo, source, device, x0=x0)
+    engine.copies = len(seeds)  # the sequential schedule runs client c of every copy at once
     return engine, [Evaluator(m, d, device) for m, d in zip(models, data)]
 
 

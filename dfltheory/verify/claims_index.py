@@ -319,7 +319,12 @@ def _results(result: dict | None) -> dict[str, list[dict]]:
 def _arms(r: dict) -> str:
     """'label mean ± std, ...' of a claim row (accuracy in %)."""
     s = 100.0 if r["metric"] == "test_acc" else 1.0
-    arms = [f"{a['label']} {s * a['mean']:.3g} ± {s * (a['std'] or 0.0):.2g}" if a["mean"] is not None
+    def own(a):  # the clients' own models beside x_bar (DFedPGP's metric is already theirs)
+        x = a.get("local_test_acc_mean")
+        return (f" (own models {100 * x:.3g})" if x is not None and r["metric"] == "test_acc"
+                and r["paper"] != "dfedpgp" and a.get("finetune") is None else "")
+
+    arms = [f"{a['label']} {s * a['mean']:.3g} ± {s * (a['std'] or 0.0):.2g}{own(a)}" if a["mean"] is not None
             else f"{a['label']} {a['status']}" for a in r["arms"]]
     from dfltheory.verify.claims import trend_text
 
@@ -360,8 +365,11 @@ def _training_section(result: dict) -> list[str]:
              f"m = {result['m']} clients ({result['m_large']} for the topology, neighbour and client-count claims), "
              f"T = {result['rounds']} rounds, {result['seeds']} seeds per arm (each seed its own partition, initial "
              f"model, graph and minibatches), {result['problem']}, the papers' settings (dfltheory/verify/claims.py); "
-             f"{result['cohorts']} cohorts ({result['runs']} runs) in {result['wall_seconds'] / 60:.0f} min with "
-             f"{result['workers']} processes ({result['machine_note']}). Rule: {RULE}. Accuracies in %.", "",
+             f"{result['cohorts']} cohorts ({result['runs']} runs), {result['cohort_seconds'] / 60:.0f} min of "
+             f"training summed over the cohorts (each on one CPU thread; {result['workers']} processes at a time, "
+             f"{result['machine_note']}). Rule: {RULE}. Accuracies in % (x_bar's, and the clients' own models in "
+             "brackets; DFedPGP's is the personal accuracy). A pair marked 'still moving' changed by more than the "
+             "effect tested over the last 20 % of the rounds.", "",
              "**Verdicts**: " + ", ".join(f"{counts_.get(v, 0)} {v}" for v in
                                           ("agrees", "contradicted", "inconclusive", "not testable here")) + ".", "",
              "| claim | section | paper's number | measured here (mean ± std) | tests | verdict | why |",

@@ -18,10 +18,11 @@ CFG = {"algo": "dfedsam", "dataset": "digits", "n": 4, "K": 2, "epochs": True, "
        "weights": "metropolis"}
 
 
-@pytest.mark.parametrize("algo", ["dfedsam", "dfedpgp-pull", "dfedcata"])
+@pytest.mark.parametrize("algo", ["dfedsam", "dfedpgp-pull", "dfedcata", "dfedcata-sequential"])
 def test_a_cohort_of_one_seed_is_the_single_run(tmp_path, algo):
-    cfg = {**CFG, "algo": algo, **({"topology_params": "k=2,direction=in", "weights": "uniform", "momentum": 0.9}
-                                   if algo == "dfedpgp-pull" else {})}
+    extra = {"dfedpgp-pull": {"topology_params": "k=2,direction=in", "weights": "uniform", "momentum": 0.9},
+             "dfedcata-sequential": {"algo": "dfedcata", "sequential": True, "weights": "uniform"}}
+    cfg = {**CFG, "algo": algo, **extra.get(algo, {})}
     got = run_cohort(cfg, [3], tmp_path, rounds=3)["records"][0]
     engine, ev = build({**cfg, "seed": 3, "data_seed": 3, "sparse": True})
     want = [measure(engine, ev)]
@@ -41,6 +42,21 @@ def test_each_copy_is_its_own_problem_and_a_diverged_copy_stays_apart(tmp_path):
     engine.state["x"][:4] = float("nan")  # copy 0 diverges
     engine.round()
     assert torch.isnan(engine.state["x"][:4]).all() and torch.isfinite(engine.state["x"][4:]).all()
+
+
+def test_the_sequential_schedule_of_a_cohort_is_each_copys_own():
+    """DFedCata's in-place schedule (client c aggregates after clients < c) runs client c of every copy at once: the
+    same as taking the S m rows one by one, since W is block-diagonal (float32 rounding apart)."""
+    cfg = {**CFG, "algo": "dfedcata", "sequential": True, "topology": "code-random", "topology_params": "k=2",
+           "weights": "uniform", "n": 5}
+    grouped, _ = build_cohort(cfg, [0, 1, 2])
+    one_by_one, _ = build_cohort(cfg, [0, 1, 2])
+    one_by_one.copies = 1
+    for _ in range(3):
+        grouped.round()
+        one_by_one.round()
+    assert grouped.copies == 3 and torch.allclose(grouped.state["x"], one_by_one.state["x"], atol=1e-5)
+    assert not torch.allclose(grouped.state["x"][:5], grouped.state["x"][5:10])  # and the copies differ
 
 
 def test_a_cut_cohort_resumes_bit_exactly(tmp_path):
