@@ -39,8 +39,10 @@ DEFAULT_MODEL = {"digits": "mlp", "synthetic-quadratic": "linear", "synthetic-lo
                  "fashion-mnist": "mlp", "cifar10": "cnn", "cifar100": "resnet18"}
 ALGO_KEYS = ("rho", "Q", "momentum", "lam", "lam_pen", "beta", "mode", "mu", "participation", "weight_decay",
              "clip", "fresh_gossip", "K_v", "lr_v", "personal")
-# may change on --resume (compile: the same arithmetic, rounded differently at about 1e-7)
-VOLATILE = ("rounds", "device", "progress", "client_chunk", "threads", "nproc", "compile")
+# may change on --resume (compile: the same arithmetic, rounded differently at about 1e-7; checkpoint_every and
+# eval_every: when the run is saved and measured, not its trajectory)
+VOLATILE = ("rounds", "device", "progress", "client_chunk", "threads", "nproc", "compile", "checkpoint_every",
+            "eval_every")
 INF = math.inf
 # float options of `train`: (low, low included, high, high included, meaning)
 FLOAT_OPTIONS = {
@@ -315,18 +317,23 @@ def _as_run(cfg: dict) -> dict:
 
 
 def _load_checkpoint(engine: Engine, ckpt: Path, out: Path) -> float:
-    """Restore ``engine`` from ``ckpt``; returns the wall time stored with it (0 for older checkpoints)."""
+    """Restore ``engine`` from ``ckpt``; returns the wall time stored with it (0 for older checkpoints). The file is
+    read on the CPU whatever device wrote it (the sampling generator's state must be a CPU ByteTensor); the engine
+    moves its state to its own device."""
     again = f"delete {out} (or choose another --out) and start the run again without --resume"
     try:
-        sd = torch.load(ckpt, map_location=engine.device, weights_only=True)
+        sd = torch.load(ckpt, map_location="cpu", weights_only=True)
     except Exception as err:  # empty or cut short: EOFError, RuntimeError (zip), UnpicklingError, ...
         detail = " ".join(str(err).split()).split(". ")[0][:100] or type(err).__name__
         raise ValueError(f"--resume: the checkpoint {ckpt} is damaged and cannot be read ({detail}); {again}") from None
     try:
         engine.load_state_dict(sd)
-    except (KeyError, TypeError, AttributeError, RuntimeError, ValueError) as err:
+    except (KeyError, AttributeError) as err:  # a state key the algorithm does not have, or a file of another kind
         raise ValueError(f"--resume: the checkpoint {ckpt} does not match this run's algorithm and model "
-                         f"({type(err).__name__}: {err}); {again}") from None
+                         f"(missing {type(err).__name__}: {err}); {again}") from None
+    except (TypeError, RuntimeError, ValueError) as err:
+        raise ValueError(f"--resume: the checkpoint {ckpt} could not be restored ({type(err).__name__}: {err}); "
+                         f"{again}") from None
     return float(sd.get("wall_seconds", 0.0)) if isinstance(sd, dict) else 0.0
 
 

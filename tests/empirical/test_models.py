@@ -108,7 +108,7 @@ def test_linear_model_has_no_bias():
 
 
 def test_bad_arguments_raise_value_error():
-    with pytest.raises(ValueError, match="logreg, mlp, cnn, vgg11, resnet18"):
+    with pytest.raises(ValueError, match="logreg, mlp, mlp-small, cnn, vgg11, resnet18"):
         make_model("alexnet", (3, 32, 32), 10)
     with pytest.raises(ValueError, match=r"image input \(C, H, W\)"):
         make_model("cnn", (20,), 2)

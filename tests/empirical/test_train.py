@@ -422,3 +422,33 @@ def test_options_that_do_nothing_for_the_algorithm_are_named(tmp_path, capsys):
                      "--out", str(tmp_path / "b")]) == 0
     assert "with --personal none shares every parameter: its K_v personal steps move nothing" in (
         capsys.readouterr().err)
+
+
+def test_a_checkpoint_is_read_on_the_cpu_and_saving_options_do_not_block_a_resume(tmp_path, monkeypatch):
+    """Issue 23 item 1: a checkpoint written on a GPU holds tensors of that device, and the sampling generator's state
+    must come back as a CPU ByteTensor: the file is read with map_location='cpu' (the engine moves its state to its
+    own device). Changing when a run is saved or measured (--checkpoint-every, --eval-every) does not change its
+    trajectory, so it does not block --resume; the resumed run equals an uninterrupted one."""
+    whole = runner.run({**BASE, "rounds": 4, "out": tmp_path / "whole", "checkpoint_every": 2})
+    runner.run({**BASE, "rounds": 2, "out": tmp_path / "r", "checkpoint_every": 2})
+    seen = []
+    load = torch.load
+
+    def spy(*args, **kwargs):
+        seen.append(kwargs.get("map_location"))
+        return load(*args, **kwargs)
+
+    monkeypatch.setattr(torch, "load", spy)
+    again = runner.run({**BASE, "rounds": 4, "out": tmp_path / "r", "checkpoint_every": 3, "eval_every": 2},
+                       resume=True)
+    assert seen == ["cpu"]
+    assert again["last"]["train_loss"] == whole["last"]["train_loss"]  # bit-identical trajectory
+
+
+def test_a_checkpoint_that_cannot_be_restored_names_the_cause(tmp_path):
+    runner.run({**BASE, "rounds": 1, "out": tmp_path / "r"})
+    sd = torch.load(tmp_path / "r" / "checkpoint.pt", weights_only=True)
+    sd["generator"] = torch.zeros(3)  # not a generator state
+    torch.save(sd, tmp_path / "r" / "checkpoint.pt")
+    with pytest.raises(ValueError, match=r"could not be restored \((TypeError|RuntimeError)"):
+        runner.run({**BASE, "rounds": 2, "out": tmp_path / "r"}, resume=True)
