@@ -81,11 +81,14 @@ def _oracle(rho: float | None) -> R.Transform:
 def _admm_aux(lam: float):
     """w^t = x_bar^t + ((1 - gamma)/gamma)(x_bar^t - x_bar^{t-1}), gamma = 1 - (1 - eta/lam)^K.
 
-    Card dfedadmm §2 and §6.1 (Lemma 9, seed 004 L593-604).
+    Card dfedadmm §2 and §6.1 (Lemma 9, seed 004 L593-604). With local epochs K is the clients' mean step count;
+    where 1 - eta/lam < 0 (lam < eta) its power needs an integer K, so K is rounded there (a real number, never a
+    complex one).
     """
 
     def aux(xbar, xbar_prev, cstate, lr, K):
-        gamma = 1.0 - (1.0 - lr / lam) ** K
+        base = 1.0 - lr / lam
+        gamma = 1.0 - base ** (K if base >= 0 else round(K))
         if gamma == 0:
             return {}
         return {"w": xbar + (1.0 - gamma) / gamma * (xbar - xbar_prev)}
