@@ -165,8 +165,8 @@ def register(subparsers) -> None:
         "claims", help="the papers' experimental claims re-run on digits: table, verdicts and figures",
         description="Re-run each paper's comparisons (cards §9/§10) on digits in the paper's settings (local "
                     "epochs, its hyper-parameters and learning-rate path, its mixing rule), with seeds that vary the "
-                    "partition, the initial model and the graph; each pair is tested by Welch's t (TOST for 'about "
-                    "equal'), each topology trend by a permutation test, Holm-corrected inside a claim, with the "
+                    "partition, the initial model and the graph; each pair is tested by a t-test paired over the "
+                    "seeds (TOST for 'about equal'), each topology trend by a permutation test, Holm-corrected inside a claim, with the "
                     "smallest effect detectable at 80 %% power. Runs are cached in --out and resume.")
     p.add_argument("papers", nargs="*", metavar="PAPER", help=f"'all' (default) or any of {', '.join(PAPERS)}")
     p.add_argument("--out", default="claims", help="directory for the cached runs, claims.json and the figures")

@@ -1,8 +1,10 @@
 """Tests with stated power for the papers' comparisons (issue 22): the per-seed values of two arms, or of several arms
 against their spectral gaps, become a p-value, a verdict and the smallest effect the data could have detected.
 
-* **'a > b'** (a better than b): Welch's t-test of d = mean_a - mean_b (unequal variances, Welch-Satterthwaite
-  degrees of freedom), two-sided. *agrees* when its Holm-adjusted p is below ``ALPHA`` and d > 0, *contradicted*
+* **'a > b'** (a better than b): a two-sided t-test of d = mean_a - mean_b: *paired* where both arms ran the same
+  problems (seed s of each arm has the same partition, initial model and graph: the claims' arms), on the n
+  per-seed differences with n - 1 degrees of freedom; Welch's (unequal variances, Welch-Satterthwaite degrees of
+  freedom) where they did not (a planted arm on other seeds). *agrees* when its Holm-adjusted p is below ``ALPHA`` and d > 0, *contradicted*
   when it is below and d < 0, else *inconclusive*, with the smallest detectable effect
   (t_{1 - a/2, df} + t_{power, df}) SE at a = ``ALPHA`` / (tests in the claim), Holm's strictest level, and power
   ``POWER``: a true difference this large would have been found 80 % of the time.
@@ -61,6 +63,20 @@ def welch(a: Sequence[float], b: Sequence[float]) -> dict:
     return {"difference": d, "se": se, "df": float(df), "p": min(1.0, p)}
 
 
+def paired(a: Sequence[float], b: Sequence[float]) -> dict:
+    """d = mean(a - b) over pairs (the same problem, seed by seed), its standard error, n - 1 degrees of freedom and
+    the two-sided p-value of the paired t-test; no spread in the differences gives p = 1 when d = 0 and 0 when not."""
+    a, b = _clean(a), _clean(b)
+    if len(a) != len(b):
+        raise ValueError(f"a paired test needs as many values in both arms, got {len(a)} and {len(b)}")
+    diff = a - b
+    d, se = float(diff.mean()), float(diff.std(ddof=1) / math.sqrt(len(diff)))
+    if se == 0.0:
+        return {"difference": d, "se": 0.0, "df": float(len(diff) - 1), "p": 1.0 if d == 0 else 0.0}
+    return {"difference": d, "se": se, "df": float(len(diff) - 1),
+            "p": min(1.0, 2 * float(_t().sf(abs(d) / se, len(diff) - 1)))}
+
+
 def one_sided(d: float, se: float, df: float, bound: float, above: bool) -> float:
     """p of the one-sided test of 'true difference > bound' (``above``) or '< bound' given d, SE and df."""
     if se == 0.0:
@@ -87,22 +103,25 @@ def detectable(se: float, df: float, alpha: float, power: float = POWER, sided: 
     return float((t.ppf(1 - alpha / sided, df) + t.ppf(power, df)) * se)
 
 
-def pair_test(a: Sequence[float], b: Sequence[float], relation: str, sign: int = 1, margin: float | None = None
-              ) -> dict:
+def pair_test(a: Sequence[float], b: Sequence[float], relation: str, sign: int = 1, margin: float | None = None,
+              pair: bool = False) -> dict:
     """The raw test of one pair (before Holm): {"test", "difference" (in the metric's own sign), "se", "df", "p"
-    (the p-value the verdict uses: Welch for '>', TOST for '='), "p_beyond" ('=': |d| > margin), "margin"}.
-    ``sign`` -1 where smaller is better: d is then taken of the negated values."""
-    w = welch(sign * np.asarray(a, float), sign * np.asarray(b, float))
+    (the p-value the verdict uses: t for '>', TOST for '='), "p_beyond" ('=': |d| > margin), "margin"}.
+    ``sign`` -1 where smaller is better: d is then taken of the negated values. ``pair``: value i of both arms
+    comes from the same problem (seed i), and the paired t-test is used; Welch's otherwise."""
+    test = paired if pair else welch
+    w = test(sign * np.asarray(a, float), sign * np.asarray(b, float))
+    kind = "paired t" if pair else "Welch t"
     out = {"difference": sign * w["difference"], "se": w["se"], "df": w["df"]}
     if relation == ">":
-        return {**out, "test": "Welch t, two-sided", "p": w["p"], "signed": w["difference"]}
+        return {**out, "test": f"{kind}, two-sided", "p": w["p"], "signed": w["difference"]}
     if relation == "=":
         if margin is None or margin <= 0:
             raise ValueError(f"an equivalence claim needs a margin > 0, got {margin!r}")
         d, se, df = w["difference"], w["se"], w["df"]
         p_equiv = max(one_sided(d, se, df, -margin, True), one_sided(d, se, df, margin, False))
         p_beyond = one_sided(d, se, df, margin, True) if d >= 0 else one_sided(d, se, df, -margin, False)
-        return {**out, "test": f"TOST, margin {margin:g}", "p": p_equiv, "p_beyond": p_beyond, "margin": margin,
+        return {**out, "test": f"TOST ({kind}), margin {margin:g}", "p": p_equiv, "p_beyond": p_beyond, "margin": margin,
                 "signed": d}
     raise ValueError(f"relation must be '>' or '=', got {relation!r}")
 

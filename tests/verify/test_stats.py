@@ -102,3 +102,23 @@ def test_claim_rule():
     assert S.claim_verdict(["agrees", "inconclusive"]) == "inconclusive"
     assert S.claim_verdict(["not testable here"]) == "not testable here"
     assert S.claim_verdict(["not testable here", "agrees"]) == "inconclusive"
+
+
+def test_paired_test_is_the_t_test_of_the_differences_and_keeps_its_level():
+    rng = np.random.default_rng(3)
+    problem = rng.normal(0, 5, 10)  # a large spread between problems, shared by both arms
+    a, b = problem + rng.normal(0.5, 0.1, 10), problem + rng.normal(0, 0.1, 10)
+    t = S.pair_test(a, b, ">", pair=True)
+    ref = sps.ttest_rel(a, b)
+    assert t["p"] == pytest.approx(ref.pvalue, rel=1e-9) and t["test"] == "paired t, two-sided"
+    assert S.pair_verdict(t, ">", t["p"], None, 1)["verdict"] == "agrees"
+    w = S.pair_test(a, b, ">")  # unpaired, the problems' spread hides the difference
+    assert S.pair_verdict(w, ">", w["p"], None, 1)["verdict"] == "inconclusive"
+    calls = 0
+    for _ in range(2000):
+        p = rng.normal(0, 5, 10)
+        t = S.pair_test(p + rng.normal(0, 1, 10), p + rng.normal(0, 1, 10), ">", pair=True)
+        calls += t["p"] < S.ALPHA
+    assert 0.03 < calls / 2000 < 0.07
+    with pytest.raises(ValueError, match="as many values"):
+        S.paired([1.0, 2.0, 3.0], [1.0, 2.0])
