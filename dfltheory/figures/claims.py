@@ -51,7 +51,9 @@ def pair_line(p: dict, metric: str) -> str:
 def table(result: dict) -> str:
     """One block per claim: id, section, the paper's statement and number, each arm's mean ± std, each pair's test
     and trend's test with the verdict, the reason, and what differs from the paper."""
-    out = []
+    from dfltheory.figures.render import SMALL
+
+    out = [] if result.get("size") in ("full", "gpu") else [SMALL, ""]
     for c in result["claims"]:
         unit = " %" if c["metric"] == "test_acc" else ""
         target = f" (target {100 * c['target']:.0f} %)" if c.get("target") is not None else ""
@@ -166,8 +168,9 @@ def register(subparsers) -> None:
         description="Re-run each paper's comparisons (cards §9/§10) on digits in the paper's settings (local "
                     "epochs, its hyper-parameters and learning-rate path, its mixing rule), with seeds that vary the "
                     "partition, the initial model and the graph; each pair is tested by a t-test paired over the "
-                    "seeds (TOST for 'about equal'), each topology trend by a permutation test, Holm-corrected inside a claim, with the "
-                    "smallest effect detectable at 80 %% power. Runs are cached in --out and resume.")
+                    "seeds (TOST for 'about equal'), each topology trend by a permutation test, Holm-corrected "
+                    "inside a claim, with the smallest effect detectable at 80 %% power. Runs are cached in --out "
+                    "and resume.")
     p.add_argument("papers", nargs="*", metavar="PAPER", help=f"'all' (default) or any of {', '.join(PAPERS)}")
     p.add_argument("--out", default="claims", help="directory for the cached runs, claims.json and the figures")
     p.add_argument("--quick", action="store_true", help="the quick size (seconds; for tests): 2 rounds, m = 4, 3 seeds")

@@ -161,6 +161,10 @@ def _pep(pep: Mapping | None) -> list[dict] | None:
              "status": "ok" if r.get("status") == "holds" else "warn"} for r in pep["rows"]]
 
 
+#: the note under a claims table below the faithful size
+SMALL = ("This is a smaller size than the papers' (fewer clients, rounds and seeds): a verdict here can be an "
+         "artifact of the size. The faithful size (`dfltheory claims --size full`: m = 50 and 100, 100 rounds, "
+         "10 seeds) has its results in docs/claims.md; where the two differ, read that one.")
 CLAIM_STATUS = {"agrees": "ok", "inconclusive": "warn", "not testable here": "warn", "contradicted": "bad"}
 
 
@@ -178,7 +182,9 @@ def _claims(claims: Mapping | None) -> dict | None:
                                     for a in c["arms"] if a.get("mean") is not None]
                                    + [trend_text(t, num) for t in c.get("trends", ())]),
              "metric": c.get("metric_label", c["metric"])} for c in claims["claims"]]
+    small = "" if claims.get("size") in ("full", "gpu") else SMALL
     return {"rows": rows, "rule": claims.get("rule", ""), "size": claims.get("size"), "seeds": claims.get("seeds"),
+            "small": small,
             "rounds": claims.get("rounds"), "m": claims.get("m"), "m_large": claims.get("m_large"),
             "wall": duration(claims.get("wall_seconds") or 0),
             "figures": dict(claims.get("figures", {})),

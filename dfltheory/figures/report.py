@@ -446,7 +446,7 @@ def pep_section() -> dict:
 
 
 def claims_section(out: Path, size: str, progress: Callable | None = None) -> tuple[dict | None, str]:
-    """:func:`dfltheory.verify.claims.run_claims` for every paper (runs cached in ``out/claims/runs``) with its
+    """:func:`dfltheory.verify.claims.run_claims` for every paper (cohorts cached in ``out/claims/cohorts``) with its
     figures (``figures``: {paper: path relative to ``out``}), or None and why where it failed."""
     from dfltheory.verify.claims import run_claims
 
@@ -534,7 +534,7 @@ def build_report(out: str | Path, train: bool = True, n: int = 100, verify: bool
     else:
         prog.stage("the papers' experimental claims")
         rep["claims"], notes["claims"] = claims_section(out, claims_size,
-                                                                lambda d, t, e: prog.step("runs", d, t, e))
+                                                                lambda d, t, e: prog.step("cohorts", d, t, e))
     prog.stage("figures")
     rep["figures"] = figures(out, rep["training"], rep["sweeps"])
     prog.stage("writing the report")

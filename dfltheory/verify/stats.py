@@ -4,9 +4,9 @@ against their spectral gaps, become a p-value, a verdict and the smallest effect
 * **'a > b'** (a better than b): a two-sided t-test of d = mean_a - mean_b: *paired* where both arms ran the same
   problems (seed s of each arm has the same partition, initial model and graph: the claims' arms), on the n
   per-seed differences with n - 1 degrees of freedom; Welch's (unequal variances, Welch-Satterthwaite degrees of
-  freedom) where they did not (a planted arm on other seeds). *agrees* when its Holm-adjusted p is below ``ALPHA`` and d > 0, *contradicted*
-  when it is below and d < 0, else *inconclusive*, with the smallest detectable effect
-  (t_{1 - a/2, df} + t_{power, df}) SE at a = ``ALPHA`` / (tests in the claim), Holm's strictest level, and power
+  freedom) where they did not (a planted arm on other seeds). *agrees* when its Holm-adjusted p is below
+  ``ALPHA`` and d > 0, *contradicted* when it is below and d < 0, else *inconclusive*, with the smallest
+  detectable effect (t_{1 - a/2, df} + t_{power, df}) SE at a = ``ALPHA`` / (tests in the claim), Holm's strictest level, and power
   ``POWER``: a true difference this large would have been found 80 % of the time.
 * **'a = b'** (about equal): two one-sided tests (TOST) of |d| < margin; *agrees* when the Holm-adjusted TOST p is
   below ``ALPHA`` (equivalence shown), *contradicted* when the one-sided test of |d| > margin in the observed
@@ -121,7 +121,8 @@ def pair_test(a: Sequence[float], b: Sequence[float], relation: str, sign: int =
         d, se, df = w["difference"], w["se"], w["df"]
         p_equiv = max(one_sided(d, se, df, -margin, True), one_sided(d, se, df, margin, False))
         p_beyond = one_sided(d, se, df, margin, True) if d >= 0 else one_sided(d, se, df, -margin, False)
-        return {**out, "test": f"TOST ({kind}), margin {margin:g}", "p": p_equiv, "p_beyond": p_beyond, "margin": margin,
+        return {**out, "test": f"TOST ({kind}), margin {margin:g}", "p": p_equiv, "p_beyond": p_beyond,
+                "margin": margin,
                 "signed": d}
     raise ValueError(f"relation must be '>' or '=', got {relation!r}")
 
