@@ -6,8 +6,8 @@ against their spectral gaps, become a p-value, a verdict and the smallest effect
   per-seed differences with n - 1 degrees of freedom; Welch's (unequal variances, Welch-Satterthwaite degrees of
   freedom) where they did not (a planted arm on other seeds). *agrees* when its Holm-adjusted p is below
   ``ALPHA`` and d > 0, *contradicted* when it is below and d < 0, else *inconclusive*, with the smallest
-  detectable effect (t_{1 - a/2, df} + t_{power, df}) SE at a = ``ALPHA`` / (tests in the claim), Holm's strictest level, and power
-  ``POWER``: a true difference this large would have been found 80 % of the time.
+  detectable effect (t_{1 - a/2, df} + t_{power, df}) SE at a = ``ALPHA`` / (tests in the claim), Holm's
+  strictest level, and power ``POWER``: a true difference this large would have been found 80 % of the time.
 * **'a = b'** (about equal): two one-sided tests (TOST) of |d| < margin; *agrees* when the Holm-adjusted TOST p is
   below ``ALPHA`` (equivalence shown), *contradicted* when the one-sided test of |d| > margin in the observed
   direction is (a difference larger than the margin shown), else *inconclusive*; the detectable quantity is the
