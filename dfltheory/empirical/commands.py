@@ -133,7 +133,7 @@ def register(subparsers) -> None:
                      "(torch.distributed: gloo on CPU, NCCL with --device cuda); under torchrun, its --nproc-per-node "
                      "instead. See docs/empirical.md")
     run.add_argument("--client-chunk", type=int, default=None, help="vmap over this many clients at a time "
-                     "(less GPU memory for large models)")
+                     "(less GPU memory for large models; default: chosen from the free memory, docs/empirical.md)")
     run.add_argument("--compile", action="store_true", help="run each local step as one torch.compile'd function "
                      "(DFedCata on the digits MLP: 2x to 3x faster rounds; the first round compiles, seconds; needs "
                      "a C++ compiler on CPU; not with --epochs or --sequential). See docs/benchmarks.md")

@@ -53,6 +53,7 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 
+from dfltheory.empirical import chunk
 from dfltheory.empirical.algorithms import Algorithm
 from dfltheory.empirical.communication import CommContext, Mixing, links, nesterov_extrapolation
 from dfltheory.empirical.functional import FlatModel
@@ -214,6 +215,8 @@ class Engine:
         self.sequential, self.client_chunk = sequential, client_chunk
         self.copies = 1  # independent copies of m / copies clients (a cohort sets it; the sequential round uses it)
         self.x_train, self.y_train = self._cast(data.x_train, x0.dtype), self._cast(data.y_train, x0.dtype)
+        # the client chunk from the memory at hand, or the one given, checked (issue 23 item 2)
+        self.client_chunk = chunk.for_engine(model, self.x_train[:1], width, self.m, self.device, client_chunk)
         self.generator = torch.Generator().manual_seed(seed)
         self.shared = None if algorithm.split is None else ~algorithm.split(model).to(self.device)
         x = x0.to(self.device).expand(self.m, -1).clone()  # all clients start at the same x^0 (card dfedsam §11)
