@@ -4,7 +4,7 @@ computes, chosen before training so that a default run does not run out of memor
 One local step evaluates the gradient of every client at once (``vmap`` over the m rows); its memory is about m times
 one client's: the activations of a batch kept for the backward pass and their gradients, and a few parameter-sized
 tensors. :func:`per_client_bytes` estimates one client's share, :func:`free_bytes` reads what the device has free
-(CUDA: ``torch.cuda.mem_get_info``; CPU: ``MemAvailable`` of /proc/meminfo), and :func:`choose` takes all clients in
+(CUDA: ``torch.cuda.mem_get_info``; CPU: :func:`dfltheory.topology.memory.available_bytes`), and :func:`choose` takes all clients in
 one call where ``m`` shares fit in :data:`FRACTION` of it, else the largest chunk that fits, and refuses, with the
 numbers, a run in which one client does not fit. An explicit ``--client-chunk`` is checked the same way
 (:func:`check`). The estimate is an upper-bound model, not a measurement (on a GPU the first round's peak,
@@ -46,13 +46,10 @@ def free_bytes(device: torch.device) -> float | None:
     if device.type == "cuda":
         return float(torch.cuda.mem_get_info(device)[0])
     if device.type == "cpu":
-        try:
-            with open("/proc/meminfo") as f:
-                for line in f:
-                    if line.startswith("MemAvailable:"):
-                        return float(line.split()[1]) * 1024
-        except OSError:
-            return None
+        from dfltheory.topology.memory import available_bytes
+
+        free = available_bytes()
+        return free if free != float("inf") else None
     return None
 
 
