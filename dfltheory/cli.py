@@ -37,7 +37,10 @@ def _make_dir(path: Path, label: str) -> Path:
 
 def output_dir(path, option: str = "--out") -> Path:
     """Create directory ``path`` (with its parents) for output; ValueError naming ``option`` if it cannot be
-    written: a file of that name exists, a file sits on the way, or the place is not writable."""
+    written: a file of that name exists, a file sits on the way, or the place is not writable. An empty or blank
+    name is refused (``Path('')`` is the current directory: a run would spread its files there)."""
+    if not str(path).strip():
+        raise ValueError(f"{option} is empty; give a directory name (e.g. {option} runs/one)")
     path = Path(path)
     if path.exists() and not path.is_dir():
         raise ValueError(f"{option} {path}: a file of that name exists; give a directory (it is created if missing)")

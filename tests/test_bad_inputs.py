@@ -216,3 +216,11 @@ def test_an_on_off_option_given_as_a_string_is_refused(tmp_path):
            "out": str(tmp_path / "r")}
     with pytest.raises(ValueError, match="epochs must be True or False .*got 'no'"):
         runner.run(cfg)
+
+
+@pytest.mark.parametrize("name", ["", "  "])
+def test_an_empty_out_is_refused_not_the_current_directory(capsys, name, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    err = one_line_error(capsys, [*TRAIN, "--out", name], "train")
+    assert "--out is empty; give a directory name" in err
+    assert list(tmp_path.iterdir()) == []  # nothing written into the current directory

@@ -204,6 +204,10 @@ def _claims(args) -> int:
     size = getattr(args, "size", None) or ("quick" if args.quick else "default")
     if args.quick and size != "quick":
         raise ValueError(f"--quick and --size {size} disagree; give one of them")
+    if size == "gpu" and args.device == "cpu":
+        print("dfltheory claims: warning: --size gpu on the CPU: m = 100 for every claim and 500 rounds, about 6.7 "
+              "times the full size's training (about 16 hours of single-thread CPU time); give --device cuda, or "
+              "--size full for the CPU", file=sys.stderr)
     result = run_claims(papers, size, out, args.jobs, progress, args.device)
     result["figures"] = render(result, out)
     (out / "claims.json").write_text(json.dumps(result, indent=1) + "\n")

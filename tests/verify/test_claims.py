@@ -424,3 +424,12 @@ def test_row_stochastic_rule_keeps_mu_at_one_and_moves_the_mean():
             assert np.allclose(mu, 1) and abs(u.mean() - u0.mean()) > 1e-3
         else:
             assert mu.min() < 0.9 and np.isclose(u.sum(), u0.sum())
+
+
+def test_the_gpu_size_on_the_cpu_says_so(monkeypatch, capsys, tmp_path):
+    monkeypatch.setattr(C, "run_claims", lambda *a, **k: (_ for _ in ()).throw(KeyboardInterrupt))
+    args = argparse.Namespace(papers=["dfedsam"], out=str(tmp_path), quick=False, size="gpu", jobs=1, device="cpu",
+                              json=False)
+    with pytest.raises(KeyboardInterrupt):  # stopped right after the warning: nothing trained
+        F._claims(args)
+    assert "--size gpu on the CPU" in capsys.readouterr().err
