@@ -224,3 +224,18 @@ def test_an_empty_out_is_refused_not_the_current_directory(capsys, name, tmp_pat
     err = one_line_error(capsys, [*TRAIN, "--out", name], "train")
     assert "--out is empty; give a directory name" in err
     assert list(tmp_path.iterdir()) == []  # nothing written into the current directory
+
+
+def test_a_pep_too_large_is_refused_before_its_mixing_matrix_is_built(capsys, monkeypatch):
+    """`pep --m 100000 --lambda 0.5` built the 100000 x 100000 matrix (75 GiB) before the size guard: now the
+    smallest PEP of m, K, T is sized first (issue 24)."""
+    import importlib
+
+    sweep = importlib.import_module("dfltheory.pep.sweep")  # the module (dfltheory.pep.sweep is also a function)
+
+    def no_matrix(*args, **kwargs):
+        raise AssertionError("the m x m matrix was built before the size check")
+
+    monkeypatch.setattr(sweep, "W_lambda", no_matrix)
+    err = one_line_error(capsys, ["pep", "dfedavg", "--m", "100000", "--lambda", "0.5", "--eta", "0.1"], "pep")
+    assert "PEP too large: Gram matrix 400001 x 400001 at m = 100000" in err and "reduce m, K or T" in err

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import sys
 
-from dfltheory.pep.problem import ALGORITHMS, GAPS, HETEROGENEITY_AT, metric_text
+from dfltheory.pep.problem import ALGORITHMS, GAPS, HETEROGENEITY_AT, MAX_GRAM, estimate_size, metric_text
 
 #: --set names and the worst_case keyword each one sets.
 SETTABLE = {"L": "L", "f0_minus_fstar": "Delta", "Delta": "Delta", "sigma_g": "sigma_g", "B": "B", "rho": "rho",
@@ -199,6 +199,12 @@ def run(args) -> int:
         kw["time_varying"] = True
     if args.figure and not args.sweep:
         raise ValueError("--figure draws a --sweep: add --sweep lambda=... or --sweep T=...")
+    if args.m is not None and args.algorithm in ALGORITHMS and args.K >= 1 and args.T >= 1:
+        # refused before the mixing matrix (m x m) is built: the smallest PEP of these m, K, T (issue 24)
+        size = estimate_size(args.algorithm, args.m, args.K, _rounds(args))
+        if size.gram > MAX_GRAM:
+            raise ValueError(f"PEP too large: Gram matrix {size.gram} x {size.gram} at m = {args.m}, K = {args.K}, "
+                             f"T = {_rounds(args)} (limit {MAX_GRAM}); reduce m, K or T")
     W, spectral, m, lam, source = _mixing(args)
     if args.sweep:
         # a sequence's lambda depends on the rounds used: compare takes it from each PEP's mixing
