@@ -28,8 +28,6 @@ import torch
 from dfltheory.empirical.metrics import measure
 from dfltheory.empirical.replicas import Copy
 
-FILES = ("records.json", "checkpoint.pt")
-
 
 def _records(engine, evaluators, prev, local: bool) -> list[dict]:
     m = engine.m // len(evaluators)
@@ -51,7 +49,7 @@ def run_cohort(cfg: dict, seeds: Sequence[int], out: str | Path, *, rounds: int,
     without), "wall_seconds", "rounds"}. A file in ``out`` that cannot be read is replaced by training again."""
     from dfltheory.empirical.finetune import finetune as finetune_models
     from dfltheory.empirical.finetune import personal_accuracy
-    from dfltheory.empirical.runner import build_cohort
+    from dfltheory.empirical.runner import atomic_save, build_cohort
 
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
@@ -85,8 +83,8 @@ def run_cohort(cfg: dict, seeds: Sequence[int], out: str | Path, *, rounds: int,
         if on_round is not None:
             on_round(engine.t)
         if engine.t % every == 0 and engine.t < rounds:
-            _save(ckpt, {"seeds": list(seeds), "t": engine.t, "engine": engine.state_dict(), "records": records,
-                         "prev": prev, "wall_seconds": wall + time.perf_counter() - start})
+            atomic_save({"seeds": list(seeds), "t": engine.t, "engine": engine.state_dict(), "records": records,
+                         "prev": prev, "wall_seconds": wall + time.perf_counter() - start}, ckpt)
     for c in range(S):
         if not all(r["finite"] for r in records[c]):
             status[c] = "diverged"
@@ -122,9 +120,3 @@ def _load(path: Path) -> dict | None:
     except Exception:  # cut short while written: trained again from the start
         return None
     return saved if isinstance(saved, dict) and "engine" in saved else None
-
-
-def _save(path: Path, obj: dict) -> None:
-    tmp = path.with_suffix(".part")
-    torch.save(obj, tmp)
-    tmp.replace(path)

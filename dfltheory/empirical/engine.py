@@ -212,7 +212,7 @@ class Engine:
                              f"--topology {algorithm.topology} (out-neighbours per client: --topology-params k=...)")
         if sequential and not isinstance(algorithm.comm, nesterov_extrapolation):
             raise ValueError("the sequential (in-place) aggregation exists only for dfedcata")
-        self.sequential, self.client_chunk = sequential, client_chunk
+        self.sequential = sequential
         self.copies = 1  # independent copies of m / copies clients (a cohort sets it; the sequential round uses it)
         self.x_train, self.y_train = self._cast(data.x_train, x0.dtype), self._cast(data.y_train, x0.dtype)
         # the client chunk from the memory at hand, or the one given, checked (issue 23 item 2)

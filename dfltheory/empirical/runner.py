@@ -252,6 +252,14 @@ def build(cfg: dict, initial: bool = True, replicas: int = 1) -> tuple[Engine, E
     return _engine(cfg, model, trained, algo, source, device), Evaluator(model, data, device)
 
 
+def coupling(algo) -> str | None:
+    """Why the clients of ``algo`` are coupled beyond their mixing matrix (then independent copies cannot share one
+    engine), or None: a server average, or a graph drawn from every client's loss (DFedSGPSM-S)."""
+    if not algo.decentralized:
+        return "a server average"
+    return "a graph drawn from all clients' losses" if algo.topology is not None else None
+
+
 def build_cohort(cfg: dict, seeds) -> tuple[Engine, list[Evaluator]]:
     """One engine for the runs of ``cfg`` with ``seed`` = ``data_seed`` = s for every s in ``seeds``: copy c holds
     clients c m .. c m + m - 1 with its own partition, initial model and random graph (the block-diagonal mixing of
@@ -273,8 +281,8 @@ def build_cohort(cfg: dict, seeds) -> tuple[Engine, list[Evaluator]]:
                          "data set)")
     models = [FlatModel(p[1], M.loss_fn(d.task)) for p, d in zip(problems, data)]
     algo = _algorithm(cfg, data[0])
-    if len(seeds) > 1 and (not algo.decentralized or algo.topology is not None):
-        why = "a server average" if not algo.decentralized else "a graph drawn from all clients' losses"
+    why = coupling(algo)
+    if len(seeds) > 1 and why:
         raise ValueError(f"{algo.name} couples every client ({why}): its seeds cannot share one engine; run them "
                          "one by one")
     if models[0].n_stats:
@@ -330,7 +338,7 @@ def _load_checkpoint(engine: Engine, ckpt: Path, out: Path) -> float:
         engine.load_state_dict(sd)
     except (KeyError, AttributeError) as err:  # a state key the algorithm does not have, or a file of another kind
         raise ValueError(f"--resume: the checkpoint {ckpt} does not match this run's algorithm and model "
-                         f"(missing {type(err).__name__}: {err}); {again}") from None
+                         f"({type(err).__name__}: {err}); {again}") from None
     except (TypeError, RuntimeError, ValueError) as err:
         raise ValueError(f"--resume: the checkpoint {ckpt} could not be restored ({type(err).__name__}: {err}); "
                          f"{again}") from None
@@ -347,7 +355,8 @@ def _clean(rec: dict) -> dict:
     return {k: (None if isinstance(v, float) and not math.isfinite(v) else v) for k, v in rec.items()}
 
 
-def _save(obj, path: Path) -> None:
+def atomic_save(obj, path: Path) -> None:
+    """``torch.save`` to a temporary file, then renamed: a kill never leaves a half-written ``path``."""
     tmp = path.with_suffix(path.suffix + ".tmp")
     torch.save(obj, tmp)
     os.replace(tmp, path)
@@ -439,7 +448,7 @@ def train(engine: Engine, evaluator: Evaluator, out, rounds: int, *, config: dic
                   file=sys.stderr)
             break
         if engine.t % checkpoint_every == 0 or engine.t == rounds:
-            _save({**engine.state_dict(), "wall_seconds": wall()}, ckpt)
+            atomic_save({**engine.state_dict(), "wall_seconds": wall()}, ckpt)
     if bar is not None:
         bar.close()
     part = time.perf_counter() - start

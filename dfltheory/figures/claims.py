@@ -39,7 +39,9 @@ def trend_line(t: dict) -> str:
 
 def pair_line(p: dict, metric: str) -> str:
     """'a > b: difference, test, p (Holm), smallest detectable effect -> verdict' (a pair of a claim's result)."""
-    s, unit = (100.0, " points") if metric == "test_acc" else (1.0, "")
+    from dfltheory.verify.claims import shown_in
+
+    s, unit = shown_in(metric)
     head = f"{p['a']} {p['relation']} {p['b']}"
     if p.get("difference") is None:
         return f"{head}: {p.get('why', 'not testable')} -> {p['verdict']}"
@@ -51,9 +53,10 @@ def pair_line(p: dict, metric: str) -> str:
 def table(result: dict) -> str:
     """One block per claim: id, section, the paper's statement and number, each arm's mean ± std, each pair's test
     and trend's test with the verdict, the reason, and what differs from the paper."""
-    from dfltheory.figures.render import SMALL
+    from dfltheory.figures.render import small_note
 
-    out = [] if result.get("size") in ("full", "gpu") else [SMALL, ""]
+    note = small_note(result.get("size"))
+    out = [note, ""] if note else []
     for c in result["claims"]:
         unit = " %" if c["metric"] == "test_acc" else ""
         target = f" (target {100 * c['target']:.0f} %)" if c.get("target") is not None else ""

@@ -165,6 +165,13 @@ def _pep(pep: Mapping | None) -> list[dict] | None:
 SMALL = ("This is a smaller size than the papers' (fewer clients, rounds and seeds): a verdict here can be an "
          "artifact of the size. The faithful size (`dfltheory claims --size full`: m = 50 and 100, 100 rounds, "
          "10 seeds) has its results in docs/claims.md; where the two differ, read that one.")
+
+
+def small_note(size: str | None) -> str:
+    """:data:`SMALL` for a claims size below the faithful one, else ''."""
+    return "" if size in ("full", "gpu") else SMALL
+
+
 CLAIM_STATUS = {"agrees": "ok", "inconclusive": "warn", "not testable here": "warn", "contradicted": "bad"}
 
 
@@ -182,7 +189,7 @@ def _claims(claims: Mapping | None) -> dict | None:
                                     for a in c["arms"] if a.get("mean") is not None]
                                    + [trend_text(t, num) for t in c.get("trends", ())]),
              "metric": c.get("metric_label", c["metric"])} for c in claims["claims"]]
-    small = "" if claims.get("size") in ("full", "gpu") else SMALL
+    small = small_note(claims.get("size"))
     return {"rows": rows, "rule": claims.get("rule", ""), "size": claims.get("size"), "seeds": claims.get("seeds"),
             "small": small,
             "rounds": claims.get("rounds"), "m": claims.get("m"), "m_large": claims.get("m_large"),

@@ -485,22 +485,20 @@ def _key(cfg: Mapping, seeds: Sequence[int], finetune: int | None) -> str:
     return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
 
-def _solo(cfg: Mapping) -> bool:
-    """An algorithm whose seeds cannot share one engine (a graph drawn from every client's loss)."""
-    return cfg["algo"] == "dfedsgpsm-s"
-
-
 def _train(cfg: dict, seeds: list[int], out: str, finetune: int | None) -> dict:
-    """One cohort (a worker process: one CPU thread); DFedSGPSM-S's seeds one engine each."""
+    """One cohort (a worker process: one CPU thread); the seeds of an algorithm that couples every client
+    (:func:`dfltheory.empirical.runner.coupling`: DFedSGPSM-S) one engine each."""
     import torch
 
+    from dfltheory.empirical import algorithms as A
     from dfltheory.empirical.cohort import run_cohort
+    from dfltheory.empirical.runner import coupling
 
     torch.set_num_threads(int(cfg.get("threads", 1)))
     train = {k: v for k, v in cfg.items() if k not in ("rounds", "eval_every", "threads", "local_eval")}
     kw = {"rounds": cfg["rounds"], "eval_every": cfg["eval_every"], "checkpoint_every": 50,
           "local_eval": cfg.get("local_eval", True), "finetune": finetune}
-    if not _solo(cfg):
+    if not coupling(A.make(cfg["algo"])):
         return run_cohort(train, seeds, out, **kw)
     parts = [run_cohort(train, [s], Path(out) / f"seed{s}", **kw) for s in seeds]
     result = {"seeds": seeds, "rounds": cfg["rounds"], "records": [p["records"][0] for p in parts],
@@ -575,8 +573,7 @@ def _movement(rows_per_seed: list[list[dict]], metric: str, rounds: int) -> floa
     return abs(float(np.mean(last)) - float(np.mean(early)))
 
 
-def _arm_row(claim: Claim, arm: Arm, size: ClaimSize, result: dict, device: str) -> dict:
-    cfg = run_config(claim, arm, size, device)
+def _arm_row(arm: Arm, cfg: dict, result: dict) -> dict:
     ok = all(s == "completed" for s in result["status"])
     return {"label": arm.label, "algo": arm.cfg["algo"], "seeds": result["seeds"], "records": result["records"],
             "status": "completed" if ok else "diverged", "finetune": arm.finetune, "finetuned": result.get("finetuned"),
@@ -596,7 +593,7 @@ def _finish_arm(a: dict, metric: str, target: float | None, size: ClaimSize, qua
     ok = a["status"] == "completed" and values and all(v is not None and np.isfinite(v) for v in values)
     v = np.asarray(values if ok else [np.nan], float)
     local = [rows[-1].get("local_test_acc_mean") for rows in a["records"] if rows]
-    return {**{k: a[k] for k in ("label", "algo", "seeds", "status", "finetune", "command", "config")},
+    return {**{k: a[k] for k in ("label", "algo", "seeds", "finetune", "command", "config")},
             "values": values, "mean": float(v.mean()) if ok else None,
             "std": float(v.std(ddof=1)) if ok and len(v) > 1 else None,
             "local_test_acc_mean": float(np.mean(local)) if local and all(x is not None for x in local) else None,
@@ -610,13 +607,14 @@ def evaluate(claim: Claim, size: ClaimSize, results: Mapping[str, dict], device:
     """The row of one claim from its cohorts: each arm's values, each pair's and trend's test and verdict (Holm
     inside the claim), the claim's verdict and its reason."""
     sign, label = METRICS[claim.metric]
-    raw = [_arm_row(claim, arm, size, results[_key(run_config(claim, arm, size, device), seeds_of(arm, size),
-                                                        arm.finetune)], device) for arm in claim.arms]
+    cfgs = [run_config(claim, arm, size, device) for arm in claim.arms]
+    raw = [_arm_row(arm, cfg, results[_key(cfg, seeds_of(arm, size), arm.finetune)])
+           for arm, cfg in zip(claim.arms, cfgs)]
     target = target_of(raw) if claim.metric == "rounds_to_target" else None
     in_trend = {lab for t in claim.trends for lab in t.arms}
     arms = [_finish_arm(a, claim.metric, target, size, QUANTITY[claim.paper], a["label"] in in_trend) for a in raw]
     by = {a["label"]: a for a in arms}
-    tests = []  # (kind, index, raw test, relation)
+    tests = []  # (kind 'pair' or 'trend', its index in pairs or trends, relation)
     pairs, trends = [], []
     for a, rel, b in claim.pairs:
         row = {"a": a, "relation": rel, "b": b}
@@ -658,8 +656,7 @@ def evaluate(claim: Claim, size: ClaimSize, results: Mapping[str, dict], device:
             pairs[i].update(v, movement=moved if claim.metric != "rounds_to_target" else None,
                             moving=claim.metric != "rounds_to_target" and moved > effect)
         else:
-            trends[i].update(p_holm=p_adj, verdict=stats.trend_verdict(
-                {"rho": trends[i]["rho"], "interval": trends[i]["interval"]}, rel, p_adj))
+            trends[i].update(p_holm=p_adj, verdict=stats.trend_verdict(trends[i], rel, p_adj))
     parts = [p["verdict"] for p in pairs] + [t["verdict"] for t in trends]
     verdict = stats.claim_verdict(parts)
     return {"id": claim.id, "paper": claim.paper, "section": claim.section, "statement": claim.statement,
@@ -679,11 +676,16 @@ def _scale_deviations(claim: Claim, size: ClaimSize) -> list[str]:
     return out + ([f"m = {m} clients, not 100"] if m != 100 else [])
 
 
+def shown_in(metric: str) -> tuple[float, str]:
+    """(scale, unit) a difference of ``metric`` is written in: accuracy in points, anything else as measured."""
+    return (100.0, " points") if metric == "test_acc" else (1.0, "")
+
+
 def reason(verdict: str, pairs: Sequence[dict], trends: Sequence[dict], metric: str) -> str:
     """One line: why a claim did not agree (the parts that did not, with their smallest detectable effects)."""
     if verdict == "agrees":
         return "every part agrees"
-    scale, unit = (100.0, " points") if metric == "test_acc" else (1.0, "")
+    scale, unit = shown_in(metric)
     bits = []
     for p in pairs:
         if p["verdict"] == "agrees":

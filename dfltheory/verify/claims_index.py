@@ -338,7 +338,9 @@ def _result_cell(rows: list[dict]) -> str:
 
 def _tests(r: dict) -> str:
     """Each part of a claim row: the difference, its test's Holm-adjusted p and the smallest detectable effect."""
-    s, unit = (100.0, " pt") if r["metric"] == "test_acc" else (1.0, "")
+    from dfltheory.verify.claims import shown_in
+
+    s, unit = shown_in(r["metric"])
     out = []
     for p in r["pairs"]:
         if p.get("difference") is None:
