@@ -26,6 +26,8 @@ def main() -> None:
     ap.add_argument("--m", type=int, default=50)
     ap.add_argument("--seeds", type=int, default=10)
     args = ap.parse_args()
+    if args.m < 2 or args.rounds < 1 or args.seeds < 1:
+        ap.error(f"--m must be >= 2 and --rounds, --seeds >= 1; got {args.m}, {args.rounds}, {args.seeds}")
     torch.set_num_threads(1)
     size = C.ClaimSize(m=args.m, m_large=args.m, rounds=args.rounds, seeds=args.seeds, eval_every=5)
     claim = next(c for c in C.CLAIMS if c.id == "dfedsam.table1")

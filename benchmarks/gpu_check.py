@@ -149,6 +149,8 @@ def main() -> int:
     ap.add_argument("--budget", type=float, default=480.0, help="seconds for all steps together")
     ap.add_argument("--only", nargs="*", choices=STEPS, default=list(STEPS))
     args = ap.parse_args()
+    if not 0 < args.budget < float("inf"):  # NaN fails too
+        ap.error(f"--budget must be a positive number of seconds, got {args.budget}")
     import torch
 
     out = Path(args.out)
