@@ -10,7 +10,7 @@ matplotlib.use("Agg")
 
 import pytest  # noqa: E402
 
-from dfltheory import cli  # noqa: E402
+from dfltheory import cli, paths  # noqa: E402
 from dfltheory.empirical import runner  # noqa: E402
 
 TRAIN = ["train", "--algo", "dfedavgm", "--dataset", "synthetic-logistic", "--n", "4", "--rounds", "2", "--K", "2",
@@ -89,9 +89,9 @@ def test_out_in_a_place_that_cannot_be_created(capsys):
 
 
 def test_unwritable_directory_is_refused(tmp_path, monkeypatch):
-    monkeypatch.setattr(cli.os, "access", lambda path, mode: False)  # root ignores chmod: simulate it
+    monkeypatch.setattr(paths.os, "access", lambda path, mode: False)  # root ignores chmod: simulate it
     with pytest.raises(ValueError, match="is not writable; choose a writable place"):
-        cli.output_dir(tmp_path / "d")
+        paths.output_dir(tmp_path / "d")
 
 
 def test_report_out_under_a_file(tmp_path, capsys):

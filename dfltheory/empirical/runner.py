@@ -379,7 +379,7 @@ def _truncate(mfile: Path, t: int) -> None:
 def train(engine: Engine, evaluator: Evaluator, out, rounds: int, *, config: dict | None = None, eval_every: int = 1,
           checkpoint_every: int = 10, resume: bool = False, progress: bool = True, local_eval: bool = True) -> dict:
     """Train ``engine`` up to round ``rounds`` in run directory ``out``; returns the summary dict."""
-    from dfltheory.cli import output_dir
+    from dfltheory.paths import output_dir
 
     if rounds < 0 or eval_every < 1 or checkpoint_every < 1:
         raise ValueError("rounds must be >= 0 and eval_every, checkpoint_every >= 1")
@@ -462,7 +462,7 @@ def run(cfg: dict, resume: bool = False, wrap=None) -> dict:
     """Build from ``cfg`` and train into ``cfg['out']`` (``cfg['threads']``: torch CPU threads; the count used is
     stored in config.json). Prints :func:`admm_step_warning` to stderr where it applies. ``wrap(engine)`` replaces the
     engine before training (rank 0 of a distributed run: :mod:`dfltheory.empirical.distributed`)."""
-    from dfltheory.cli import output_dir
+    from dfltheory.paths import output_dir
 
     cfg = with_recipe(cfg)
     check_options(cfg)

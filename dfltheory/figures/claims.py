@@ -189,7 +189,7 @@ def register(subparsers) -> None:
 
 
 def _claims(args) -> int:
-    from dfltheory.cli import output_dir
+    from dfltheory.paths import output_dir
     from dfltheory.empirical.runner import check_device
     from dfltheory.verify.claims import run_claims, select
 

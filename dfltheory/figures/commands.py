@@ -68,7 +68,7 @@ def register(subparsers) -> None:
 
 
 def _report(args) -> int:
-    from dfltheory.cli import output_dir
+    from dfltheory.paths import output_dir
     from dfltheory.figures.report import build_report
 
     output_dir(args.out, "--out")
@@ -96,7 +96,7 @@ def _check_out(out: str) -> None:
     """The figure file can be written (its missing directories are created) and has a type matplotlib writes."""
     import matplotlib.pyplot as plt
 
-    from dfltheory.cli import output_file
+    from dfltheory.paths import output_file
 
     if Path(out).is_dir():
         output_file(out, "--out")  # raises: a directory, not a file name

@@ -249,7 +249,7 @@ def register(subparsers) -> None:
 
 
 def _verify(args) -> int:
-    from dfltheory.cli import output_dir
+    from dfltheory.paths import output_dir
     from dfltheory.empirical.runner import check_device
     from dfltheory.verify.holds import resolve_targets, verify
 

@@ -257,7 +257,7 @@ def run(args) -> int:
 
 
 def _sweep(args, kw, W, spectral, m, lam, source) -> int:
-    from dfltheory.cli import output_file
+    from dfltheory.paths import output_file
     from dfltheory.pep.problem import PEPSolveError
     from dfltheory.pep.sweep import SWEEPABLE, plot, sweep
     from dfltheory.topology.commands import jsonable
