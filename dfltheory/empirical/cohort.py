@@ -27,6 +27,7 @@ import torch
 
 from dfltheory.empirical.metrics import measure
 from dfltheory.empirical.replicas import Copy
+from dfltheory.empirical.rundir import load_checkpoint, save_checkpoint
 
 
 def _records(engine, evaluators, prev, local: bool) -> list[dict]:
@@ -49,7 +50,7 @@ def run_cohort(cfg: dict, seeds: Sequence[int], out: str | Path, *, rounds: int,
     without), "wall_seconds", "rounds"}. A file in ``out`` that cannot be read is replaced by training again."""
     from dfltheory.empirical.finetune import finetune as finetune_models
     from dfltheory.empirical.finetune import personal_accuracy
-    from dfltheory.empirical.runner import atomic_save, build_cohort
+    from dfltheory.empirical.runner import build_cohort
 
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
@@ -61,13 +62,13 @@ def run_cohort(cfg: dict, seeds: Sequence[int], out: str | Path, *, rounds: int,
     records: list[list[dict]] = [[] for _ in range(S)]
     wall, start = 0.0, time.perf_counter()
     ckpt = out / "checkpoint.pt"
-    saved = _load(ckpt)
-    if saved is not None and saved.get("seeds") == list(seeds) and saved["t"] <= rounds:
-        engine.load_state_dict(saved["engine"])
-        records, wall = saved["records"], saved["wall_seconds"]
-        prev = saved["prev"]
-    else:
-        prev = None
+    saved, prev = _load(ckpt), None
+    if saved is not None and saved.get("seeds") == list(seeds) and saved.get("t", rounds + 1) <= rounds:
+        try:
+            engine.load_state_dict(saved["engine"])
+            records, wall, prev = saved["records"], saved["wall_seconds"], saved["prev"]
+        except (ValueError, KeyError):  # another cohort's checkpoint: trained again from the start
+            engine, evaluators = build_cohort(cfg, seeds)
     status = ["completed"] * S
     every = checkpoint_every or rounds
     while True:
@@ -83,8 +84,8 @@ def run_cohort(cfg: dict, seeds: Sequence[int], out: str | Path, *, rounds: int,
         if on_round is not None:
             on_round(engine.t)
         if engine.t % every == 0 and engine.t < rounds:
-            atomic_save({"seeds": list(seeds), "t": engine.t, "engine": engine.state_dict(), "records": records,
-                         "prev": prev, "wall_seconds": wall + time.perf_counter() - start}, ckpt)
+            save_checkpoint({"seeds": list(seeds), "t": engine.t, "engine": engine.state_dict(), "records": records,
+                             "prev": prev, "wall_seconds": wall + time.perf_counter() - start}, ckpt)
     for c in range(S):
         if not all(r["finite"] for r in records[c]):
             status[c] = "diverged"
@@ -112,11 +113,11 @@ def _read(path: Path) -> dict | None:
 
 
 def _load(path: Path) -> dict | None:
-    """A checkpoint read on the CPU (the engine moves it to its device); None where missing or damaged."""
+    """A checkpoint read on the CPU (the engine moves it to its device); None where missing or damaged (its
+    digest does not match: :mod:`dfltheory.empirical.rundir`)."""
     if not path.exists():
         return None
     try:
-        saved = torch.load(path, map_location="cpu", weights_only=True)
-    except Exception:  # cut short while written: trained again from the start
+        return load_checkpoint(path, "cohort", "it is trained again")
+    except ValueError:
         return None
-    return saved if isinstance(saved, dict) and "engine" in saved else None

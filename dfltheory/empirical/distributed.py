@@ -45,6 +45,7 @@ import torch.distributed as dist
 
 from dfltheory.empirical.communication import (CommContext, gossip, mix, multi_gossip, nesterov_extrapolation,
                                                push_sum)
+from dfltheory.empirical import rundir
 from dfltheory.empirical.engine import Engine
 
 SPLIT_RULES = (gossip, multi_gossip, push_sum, nesterov_extrapolation)  # push_sum covers loss_selected_push_sum
@@ -314,8 +315,8 @@ def worker(rank: int, world: int, cfg: dict, resume: bool) -> dict | None:
         runner.check_options(cfg)
         d = wrap(runner.build(cfg, initial=not resume)[0])
         if resume:
-            d.load_state_dict(torch.load(Path(cfg["out"]) / "checkpoint.pt", map_location=d.engine.device,
-                                         weights_only=False))
+            d.load_state_dict(rundir.load_checkpoint(Path(cfg["out"]) / "checkpoint.pt", "--resume",
+                                                     "start the run again without --resume"))
         while d.t < rounds and d.round():
             pass
         dist.barrier()

@@ -170,6 +170,11 @@ class RoundPlan:
     K: int
 
 
+def layout(tensors: dict) -> dict:
+    """{name: [shape, dtype]} of a dict of tensors (what :meth:`Engine.identity` records of a state)."""
+    return {str(k): [list(v.shape), str(v.dtype)] for k, v in tensors.items()}
+
+
 class Engine:
     """Runs an :class:`Algorithm` on federated data; see the module docstring for one round."""
 
@@ -228,6 +233,7 @@ class Engine:
         self.cstate = algorithm.comm.init(x)
         self.t, self.sent = 0, 0
         self.xbar_prev = self.x_bar().clone()  # x_bar^{-1} := x_bar^0
+        self.layout = {"state": layout(self.state), "cstate": layout(self.cstate)}  # what a checkpoint must carry
         self.compiled = bool(compile)
         if self.compiled:
             if sequential or self.epochs:
@@ -462,13 +468,46 @@ class Engine:
         K = self.K if not self.epochs else float(self.local_steps.double().mean())
         return self.algo.aux(self.x_bar(), self.xbar_prev, self.cstate, self.lr_at(max(self.t - 1, 0)), K)
 
+    def identity(self) -> dict:
+        """What a checkpoint of this engine must match to be resumed by it: the algorithm, the clients, the model's
+        parameters (names and shapes) and the names, shapes and dtypes of the state it carries (as built: a
+        distributed rank keeps only its block, :mod:`dfltheory.empirical.distributed`)."""
+        return {"algorithm": self.algo.name, "clients": self.m, "parameters": self.model.dim,
+                "model": [[name, list(shape)] for name, shape in zip(self.model.names, self.model.shapes)],
+                **self.layout}
+
     def state_dict(self) -> dict:
-        return {"t": self.t, "sent": self.sent, "state": self.state, "cstate": self.cstate,
-                "xbar_prev": self.xbar_prev, "generator": self.generator.get_state()}
+        return {"identity": self.identity(), "t": self.t, "sent": self.sent, "state": self.state,
+                "cstate": self.cstate, "xbar_prev": self.xbar_prev, "generator": self.generator.get_state()}
 
     def load_state_dict(self, sd: dict) -> None:
-        self.t, self.sent = sd["t"], sd["sent"]
-        self.state = {k: v.to(self.device) for k, v in sd["state"].items()}
-        self.cstate = {k: v.to(self.device) for k, v in sd["cstate"].items()}
-        self.xbar_prev = sd["xbar_prev"].to(self.device)
-        self.generator.set_state(sd["generator"])
+        """Continue from ``sd`` (written by :meth:`state_dict`); a ValueError names what differs where it was written
+        by another algorithm, client count or model, or carries a state of other names, shapes or dtypes."""
+        if not isinstance(sd, dict) or not isinstance(sd.get("identity"), dict):
+            raise ValueError("it was not written by this version's engine (no record of what wrote it)")
+        state, cstate = sd.get("state"), sd.get("cstate")
+        if not all(isinstance(part, dict) and all(isinstance(v, torch.Tensor) for v in part.values())
+                   for part in (state, cstate)):
+            raise ValueError("its state is missing or not a dict of tensors")
+        saved = {**sd["identity"], "state": layout(state), "cstate": layout(cstate)}  # the tensors as they are
+        mine = self.identity()
+        differ = [key for key in mine if saved.get(key) != mine[key]]
+        if differ:
+            def show(ident: dict, key: str) -> str:
+                value = ident.get(key)
+                return (f"{len(value)} tensors" if key == "model" and isinstance(value, list) else
+                        ", ".join(f"{k} {tuple(v[0])}" for k, v in value.items()) if isinstance(value, dict) else
+                        str(value))
+            raise ValueError("it was written by another run: " + "; ".join(
+                f"{key} {show(saved, key)} there, {show(mine, key)} here" for key in differ))
+        t, sent, xbar, gen = sd.get("t"), sd.get("sent"), sd.get("xbar_prev"), sd.get("generator")
+        if (isinstance(t, bool) or not isinstance(t, int) or t < 0 or isinstance(sent, bool)
+                or not isinstance(sent, int) or sent < 0 or not isinstance(xbar, torch.Tensor)
+                or xbar.shape != self.xbar_prev.shape or not isinstance(gen, torch.Tensor)
+                or gen.shape != self.generator.get_state().shape):
+            raise ValueError("its round, message count, previous average or generator state is missing or malformed")
+        self.t, self.sent = t, sent
+        self.state = {k: v.to(self.device) for k, v in state.items()}
+        self.cstate = {k: v.to(self.device) for k, v in cstate.items()}
+        self.xbar_prev = xbar.to(self.device)
+        self.generator.set_state(gen)

@@ -75,14 +75,11 @@ def personal_accuracy(evaluator, X: torch.Tensor) -> float:
 
 def load_run(run: str | Path):
     """(engine, evaluator) of a finished run directory, restored from its ``checkpoint.pt`` at the last round."""
-    from dfltheory.empirical.runner import build, read_json
+    from dfltheory.empirical import runner
+    from dfltheory.empirical.rundir import read_summary
 
-    run = Path(run)
-    cfg = read_json(run / "config.json", f"delete {run} and train the run again")
-    summary = read_json(run / "summary.json", f"delete {run} and train the run again")
-    engine, evaluator = build(cfg)
-    sd = torch.load(run / "checkpoint.pt", map_location=engine.device, weights_only=True)
-    engine.load_state_dict(sd)
+    engine, evaluator, _, _ = runner.load_run(run)
+    summary = read_summary(run)
     if engine.t != summary["rounds"]:
         raise ValueError(f"{run}: the checkpoint is at round {engine.t} but the run ended at round "
                          f"{summary['rounds']} (diverged?); only a completed run can be fine-tuned")

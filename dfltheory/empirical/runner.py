@@ -2,8 +2,9 @@
 
 A run directory holds ``config.json`` (everything needed to rebuild the run), ``metrics.jsonl`` (one JSON
 record per measured round, :mod:`dfltheory.empirical.metrics`), ``checkpoint.pt`` (engine state, the
-sampling generator's state, the round) and ``summary.json`` (status and last record). ``resume=True``
-reloads the checkpoint, drops metric lines written after it, and continues; the result is bit-identical to
+sampling generator's state, the round) and ``summary.json`` (status and last record), each written and read back
+validated by :mod:`dfltheory.empirical.rundir`. ``resume=True`` reloads the checkpoint (refused if damaged or
+written by another run), drops metric lines written after it, and continues; the result is bit-identical to
 an uninterrupted run on CPU with the same number of CPU threads (``threads`` in config.json; a resume with another
 count warns: float sums then differ at about 1e-8). ``summary.json``'s ``wall_seconds`` is the total over all parts
 (each checkpoint stores the time up to it; rounds redone after a kill count once), ``wall_seconds_this_part`` the
@@ -23,6 +24,7 @@ from pathlib import Path
 import torch
 
 from dfltheory.empirical import algorithms as A
+from dfltheory.empirical import rundir
 from dfltheory.empirical.communication import Mixing
 from dfltheory.empirical.engine import Engine
 from dfltheory.empirical.functional import FlatModel
@@ -252,6 +254,40 @@ def build(cfg: dict, initial: bool = True, replicas: int = 1) -> tuple[Engine, E
     return _engine(cfg, model, trained, algo, source, device), Evaluator(model, data, device)
 
 
+def load_run(run_dir) -> tuple[Engine, Evaluator, dict, torch.Tensor]:
+    """(engine at the checkpoint, evaluator, config, x^0) of a run directory written by ``dfltheory train --out``
+    (on the CPU where it ran on a GPU that is not here). Every file is validated (:mod:`dfltheory.empirical.rundir`):
+    a missing or damaged config or checkpoint, or a checkpoint of another run, is a ValueError naming it."""
+    run = Path(run_dir)
+    again = f"train the run again into a new directory (dfltheory train ... --out {run})"
+    if not run.is_dir():
+        raise ValueError(f"{run} is not a directory: give a run directory written by `dfltheory train --out`")
+    cfile, ckpt = run / "config.json", run / "checkpoint.pt"
+    if not cfile.is_file():
+        raise ValueError(f"{run} has no config.json: give a run directory written by `dfltheory train --out`")
+    cfg = rundir.read_json(cfile, f"restore it from the options the run was started with, or {again}")
+    if not all(key in cfg for key in ("dataset", "algo", "n")):
+        raise ValueError(f"{cfile} is damaged: not a run configuration (a JSON object with dataset, algo, n); "
+                         f"restore it, or {again}")
+    if not ckpt.is_file():
+        raise ValueError(f"{run} has no checkpoint.pt (the run stopped before its first checkpoint, or ran 0 "
+                         f"rounds); resume it with `dfltheory train ... --out {run} --resume --rounds R`, or {again}")
+    if str(cfg.get("device", "cpu")).startswith("cuda") and not torch.cuda.is_available():
+        cfg = {**cfg, "device": "cpu"}
+    try:
+        engine, evaluator = build(cfg)
+    except (KeyError, TypeError) as err:
+        raise ValueError(f"{cfile} is damaged: cannot rebuild the run ({type(err).__name__}: {err}); restore it, "
+                         f"or {again}") from None
+    x0 = engine.state["x"][0].clone()
+    sd = rundir.load_checkpoint(ckpt, str(run), again)
+    try:
+        engine.load_state_dict(sd)
+    except ValueError as err:
+        raise ValueError(f"the checkpoint {ckpt} does not match {cfile.name} ({err}); {again}") from None
+    return engine, evaluator, cfg, x0
+
+
 def coupling(algo) -> str | None:
     """Why the clients of ``algo`` are coupled beyond their mixing matrix (then independent copies cannot share one
     engine), or None: a server average, or a graph drawn from every client's loss (DFedSGPSM-S)."""
@@ -296,17 +332,6 @@ def build_cohort(cfg: dict, seeds) -> tuple[Engine, list[Evaluator]]:
     return engine, [Evaluator(m, d, device) for m, d in zip(models, data)]
 
 
-def read_json(path, fix: str):
-    """The JSON in ``path``; a damaged file is a ValueError naming it, where it breaks, and ``fix``."""
-    try:
-        return json.loads(Path(path).read_text())
-    except json.JSONDecodeError as err:
-        raise ValueError(f"{path} is damaged: not valid JSON ({err.msg} at line {err.lineno}, column {err.colno}); "
-                         f"{fix}") from None
-    except UnicodeDecodeError:
-        raise ValueError(f"{path} is damaged: not text (UTF-8); {fix}") from None
-
-
 def _as_run(cfg: dict) -> dict:
     """A config as the run it describes, for comparing a resume's options with the stored ones: the algorithm's
     hyper-parameters as it takes them (a default given explicitly equals one left out; an option the algorithm does
@@ -324,56 +349,22 @@ def _as_run(cfg: dict) -> dict:
     return {**rest, **made.hyper, **({"K": made.K} if made.K else {})}
 
 
-def _load_checkpoint(engine: Engine, ckpt: Path, out: Path) -> float:
-    """Restore ``engine`` from ``ckpt``; returns the wall time stored with it (0 for older checkpoints). The file is
-    read on the CPU whatever device wrote it (the sampling generator's state must be a CPU ByteTensor); the engine
-    moves its state to its own device."""
+def _load_checkpoint(engine: Engine, ckpt: Path, out: Path) -> dict:
+    """Restore ``engine`` from ``ckpt`` (read on the CPU: a run checkpointed on a GPU resumes on the CPU and the
+    reverse; ``load_state_dict`` moves the state to the engine's device); returns the checkpoint's payload. A damaged
+    file, or one written by another algorithm, model or client count, is a ValueError naming it."""
     again = f"delete {out} (or choose another --out) and start the run again without --resume"
-    try:
-        sd = torch.load(ckpt, map_location="cpu", weights_only=True)
-    except Exception as err:  # empty or cut short: EOFError, RuntimeError (zip), UnpicklingError, ...
-        detail = " ".join(str(err).split()).split(". ")[0][:100] or type(err).__name__
-        raise ValueError(f"--resume: the checkpoint {ckpt} is damaged and cannot be read ({detail}); {again}") from None
+    sd = rundir.load_checkpoint(ckpt, "--resume", again)
     try:
         engine.load_state_dict(sd)
-    except (KeyError, AttributeError) as err:  # a state key the algorithm does not have, or a file of another kind
-        raise ValueError(f"--resume: the checkpoint {ckpt} does not match this run's algorithm and model "
-                         f"({type(err).__name__}: {err}); {again}") from None
-    except (TypeError, RuntimeError, ValueError) as err:
-        raise ValueError(f"--resume: the checkpoint {ckpt} could not be restored ({type(err).__name__}: {err}); "
-                         f"{again}") from None
-    return float(sd.get("wall_seconds", 0.0)) if isinstance(sd, dict) else 0.0
-
-
-def _last_record(mfile: Path) -> dict | None:
-    """The last metrics record of a run being resumed (what its summary reports if no round is left)."""
-    lines = mfile.read_text().splitlines() if mfile.exists() else []
-    return json.loads(lines[-1]) if lines else None
+    except ValueError as err:
+        raise ValueError(f"--resume: the checkpoint {ckpt} does not belong to this run ({err}); use the options "
+                         f"the run was started with, or {again}") from None
+    return sd
 
 
 def _clean(rec: dict) -> dict:
     return {k: (None if isinstance(v, float) and not math.isfinite(v) else v) for k, v in rec.items()}
-
-
-def atomic_save(obj, path: Path) -> None:
-    """``torch.save`` to a temporary file, then renamed: a kill never leaves a half-written ``path``."""
-    tmp = path.with_suffix(path.suffix + ".tmp")
-    torch.save(obj, tmp)
-    os.replace(tmp, path)
-
-
-def _truncate(mfile: Path, t: int) -> None:
-    if not mfile.exists():
-        return
-    keep = []
-    for ln in mfile.read_text().splitlines():
-        try:
-            if json.loads(ln)["round"] <= t:
-                keep.append(ln)
-        except (json.JSONDecodeError, KeyError):  # a line cut short by the kill
-            continue
-    lines = keep
-    mfile.write_text("".join(ln + "\n" for ln in lines))
 
 
 def train(engine: Engine, evaluator: Evaluator, out, rounds: int, *, config: dict | None = None, eval_every: int = 1,
@@ -386,13 +377,16 @@ def train(engine: Engine, evaluator: Evaluator, out, rounds: int, *, config: dic
     out = output_dir(out, "--out")
     ckpt, mfile, cfile = out / "checkpoint.pt", out / "metrics.jsonl", out / "config.json"
     config = json.loads(json.dumps(config or {}, default=str))  # as it will read back from config.json
-    wall_before = 0.0
+    wall_before, log = 0.0, rundir.MetricsLog(mfile)
     if resume:
         if not ckpt.exists():
             raise ValueError(f"--resume: no checkpoint in {out}; start the run without --resume")
-        saved = read_json(cfile, f"restore it from the options the run was started with, or delete {out} and "
-                                 "start again") if cfile.exists() else {}
-        if saved and "seed" in saved and "data_seed" in config:  # written before data_seed/data_params existed
+        again = f"delete {out} and start again"
+        if not cfile.exists():
+            raise ValueError(f"--resume: {out} has no config.json; restore it (the options the run was started "
+                             f"with), or {again}")
+        saved = rundir.read_json(cfile, f"restore it from the options the run was started with, or {again}")
+        if "seed" in saved and "data_seed" in config:  # written before data_seed/data_params existed
             saved = {"data_seed": saved["seed"], "data_params": {}, **saved}
         saved_run, this_run = _as_run(saved), _as_run(config)
         diff = sorted(k for k in set(saved) | set(config) if k not in VOLATILE + ("resume",)
@@ -404,19 +398,20 @@ def train(engine: Engine, evaluator: Evaluator, out, rounds: int, *, config: dic
                   f"{config['threads']}; sums then differ at about 1e-8, so the result is not bit-identical to an "
                   f"uninterrupted run (pass --threads {saved['threads']} for that)", file=sys.stderr)
             config["threads"] = saved["threads"]  # config.json keeps the count the run started with
-        wall_before = _load_checkpoint(engine, ckpt, out)
+        sd = _load_checkpoint(engine, ckpt, out)
+        wall_before = sd.get("wall_seconds", 0.0)
         if rounds < engine.t:
             raise ValueError(f"--resume: the checkpoint is at round {engine.t}, past --rounds {rounds}; "
                              f"give --rounds {engine.t} or more")
-        _truncate(mfile, engine.t)
+        log = rundir.MetricsLog.resume(mfile, sd.get(rundir.METRICS), "--resume", again)
+        (out / "summary.json").unlink(missing_ok=True)  # it describes the metrics being rewritten
     elif ckpt.exists() or mfile.exists():
         raise ValueError(f"{out} already holds a run; pass --resume to continue it or choose another --out")
     cfile.write_text(json.dumps({**config, "rounds": rounds}, indent=2, default=str) + "\n")
 
     def record() -> dict:
         rec = _clean(measure(engine, evaluator, local=local_eval))
-        with mfile.open("a") as f:
-            f.write(json.dumps(rec) + "\n")
+        log.append(rec)
         return rec
 
     start = time.perf_counter()
@@ -424,7 +419,7 @@ def train(engine: Engine, evaluator: Evaluator, out, rounds: int, *, config: dic
     def wall() -> float:
         return wall_before + time.perf_counter() - start
 
-    last = record() if not resume else _last_record(mfile)
+    last = record() if not resume else rundir.read_records(mfile)[-1]
     status = "completed"
     bar = None
     if progress:
@@ -448,12 +443,12 @@ def train(engine: Engine, evaluator: Evaluator, out, rounds: int, *, config: dic
                   file=sys.stderr)
             break
         if engine.t % checkpoint_every == 0 or engine.t == rounds:
-            atomic_save({**engine.state_dict(), "wall_seconds": wall()}, ckpt)
+            rundir.save_checkpoint({**engine.state_dict(), "wall_seconds": wall(), rundir.METRICS: log.mark()}, ckpt)
     if bar is not None:
         bar.close()
     part = time.perf_counter() - start
     summary = {"status": status, "rounds": engine.t, "wall_seconds": wall_before + part,
-               "wall_seconds_this_part": part, "last": last}
+               "wall_seconds_this_part": part, "last": last, rundir.METRICS: log.mark()}
     (out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
     return summary
 

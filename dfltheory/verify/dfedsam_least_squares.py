@@ -30,7 +30,7 @@ def dfedsam_run(out: Path, n: int, rounds: int, eta: float, rho: float, K: int =
     and the values of every symbol of ``dfedsam.thm4.1`` except T (B is the largest measured gradient norm)."""
     from dfltheory.empirical.data import load
     from dfltheory.empirical.runner import run
-    from dfltheory.empirical.metrics import read_records
+    from dfltheory.empirical.rundir import read_records
     from dfltheory.topology import analyze
 
     shutil.rmtree(out, ignore_errors=True)

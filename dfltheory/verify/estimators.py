@@ -55,6 +55,8 @@ from pathlib import Path
 import torch
 from torch.func import grad, jvp, vmap
 
+from dfltheory.empirical.runner import load_run
+
 #: algorithm -> paper whose assumptions its run is read against (the papers' baselines: DFedSAM's, the generic ones)
 FAMILY = {"dfedsam": "dfedsam", "dfedsam-mgs": "dfedsam", "dfedavg": "dfedsam", "dfedavgm": "dfedsam",
           "dpsgd": "dfedsam", "fedavg": "dfedsam", "fedprox": "dfedsam", "fedsam": "dfedsam", "scaffold": "dfedsam",
@@ -429,49 +431,10 @@ def _parse_f_star(f_star):
     return value
 
 
-def load_run(run_dir):
-    """(engine at the checkpoint, evaluator, config, x^0) of a run directory written by ``dfltheory train --out``."""
-    from dfltheory.empirical import runner
-
-    run = Path(run_dir)
-    again = f"train the run again into a new directory (dfltheory train ... --out {run})"
-    if not run.is_dir():
-        raise ValueError(f"{run} is not a directory: give a run directory written by `dfltheory train --out`")
-    cfile, ckpt = run / "config.json", run / "checkpoint.pt"
-    if not cfile.is_file():
-        raise ValueError(f"{run} has no config.json: give a run directory written by `dfltheory train --out`")
-    cfg = runner.read_json(cfile, f"restore it from the options the run was started with, or {again}")
-    if not isinstance(cfg, dict) or "dataset" not in cfg or "algo" not in cfg or "n" not in cfg:
-        raise ValueError(f"{cfile} is damaged: not a run configuration (a JSON object with dataset, algo, n); "
-                         f"restore it, or {again}")
-    if not ckpt.is_file():
-        raise ValueError(f"{run} has no checkpoint.pt (the run stopped before its first checkpoint, or ran 0 "
-                         f"rounds); resume it with `dfltheory train ... --out {run} --resume --rounds R`, or {again}")
-    if str(cfg.get("device", "cpu")).startswith("cuda") and not torch.cuda.is_available():
-        cfg = {**cfg, "device": "cpu"}
-    try:
-        engine, evaluator = runner.build(cfg)
-    except (KeyError, TypeError) as err:
-        raise ValueError(f"{cfile} is damaged: cannot rebuild the run ({type(err).__name__}: {err}); restore it, "
-                         f"or {again}") from None
-    x0 = engine.state["x"][0].clone()
-    try:
-        sd = torch.load(ckpt, map_location=engine.device, weights_only=True)
-        engine.load_state_dict(sd)
-        if tuple(engine.state["x"].shape) != (engine.m, engine.model.dim):
-            raise ValueError(f"its models have shape {tuple(engine.state['x'].shape)}, config.json's "
-                             f"({engine.m}, {engine.model.dim})")
-    except Exception as err:  # noqa: BLE001 (empty, cut short, or another model's checkpoint)
-        detail = " ".join(str(err).split()).split(". ")[0][:100] or type(err).__name__
-        raise ValueError(f"the checkpoint {ckpt} is damaged or does not match config.json ({detail}); "
-                         f"{again}") from None
-    return engine, evaluator, cfg, x0
-
-
 def estimate_run(run_dir, points: int = 6, seed: int = 0, f_star=None, iters: int = 20) -> RunConstants:
     """Estimate the constants of the run in ``run_dir`` at ``points`` points of it (:func:`run_points`), with
     ``iters`` Lanczos steps per Hessian; ``f_star``: None (f* >= 0), a number, or 'best' (module docstring)."""
-    from dfltheory.empirical.metrics import read_records
+    from dfltheory.empirical.rundir import read_records
 
     start = time.perf_counter()
     f_star = _parse_f_star(f_star)

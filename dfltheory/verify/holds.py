@@ -136,13 +136,11 @@ class RunCache:
         return self.root / key
 
     def done(self, cfg: Mapping) -> bool:
-        summary = self.path(cfg) / "summary.json"
-        if not summary.exists():
-            return False
-        try:
-            return json.loads(summary.read_text()).get("rounds") is not None
-        except (json.JSONDecodeError, UnicodeDecodeError):
-            return False
+        """Whether the run of ``cfg`` is cached complete for its horizon, every file read back
+        (:func:`dfltheory.empirical.rundir.complete`); otherwise :meth:`fill` trains it again."""
+        from dfltheory.empirical.rundir import complete
+
+        return complete(self.path(cfg), cfg["rounds"])
 
     def fill(self, cfgs: Sequence[Mapping], workers: int = 1, progress: Callable | None = None) -> None:
         """Train every run of ``cfgs`` that is not cached, in ``workers`` processes (each run single-threaded);
@@ -175,12 +173,15 @@ class RunCache:
         self.trained += len(jobs)
 
     def get(self, cfg: Mapping) -> tuple[list[dict], str]:
-        """(metrics rows, status) of a cached run (:meth:`fill` trains it)."""
-        from dfltheory.empirical.metrics import read_records
+        """(metrics rows, status) of a cached run (:meth:`fill` trains it); a run not complete for its horizon is
+        a ValueError (it would compare a bound at T with fewer rounds)."""
+        from dfltheory.empirical.rundir import read_records, read_summary
 
         out = self.path(cfg)
-        status = json.loads((out / "summary.json").read_text())["status"]
-        return read_records(out / "metrics.jsonl"), status
+        if not self.done(cfg):
+            raise ValueError(f"the cached run {out} is not complete for its {cfg['rounds']} rounds; run the "
+                             "verification again (it retrains it)")
+        return read_records(out / "metrics.jsonl"), read_summary(out)["status"]
 
 
 def _train(cfg: dict) -> None:
@@ -684,6 +685,7 @@ def replicated_terms(cfg: Mapping, seeds: int, measure: str, values: Mapping[str
 
     from dfltheory.empirical.engine import check_compile
     from dfltheory.empirical.replicas import Replicas
+    from dfltheory.empirical.rundir import load_checkpoint, save_checkpoint
 
     quantity = {"min": "grad_norm_sq", "avg": "grad_norm_sq", "avg_p": "grad_norm_sq_p", "avg_w": "grad_norm_sq_w",
                 "avg_pgp": "delta_pgp"}[measure]
@@ -714,10 +716,10 @@ def replicated_terms(cfg: Mapping, seeds: int, measure: str, values: Mapping[str
     terms, seconds = None, 0.0
     if ckpt.exists():
         try:
-            saved = torch.load(ckpt, weights_only=False)
+            saved = load_checkpoint(ckpt, "bound-holds run", "it is trained again")
             state, terms, seconds = saved["engine"], saved["terms"], saved["seconds"]
             engine.load_state_dict(state)
-        except Exception:  # a checkpoint cut while written: start again from round 0, on a fresh engine
+        except (ValueError, KeyError):  # damaged (digest) or another run's: start again from round 0, fresh
             engine, _ = _replicated_engine(cfg, seeds, compiled)
             terms, seconds = None, 0.0
     rep = Replicas(engine, seeds, quantity, (values.get("L_u", 1.0), values.get("L_v", 1.0)))
@@ -725,8 +727,8 @@ def replicated_terms(cfg: Mapping, seeds: int, measure: str, values: Mapping[str
 
     def on_round(t, so_far):
         if t % checkpoint_every == 0 and t < rounds:
-            torch.save({"engine": engine.state_dict(), "terms": so_far.clone(),
-                        "seconds": seconds + time.perf_counter() - start}, ckpt)
+            save_checkpoint({"engine": engine.state_dict(), "terms": so_far.clone(),
+                             "seconds": seconds + time.perf_counter() - start}, ckpt)
         if progress and t % progress_every == 0:
             rate = (time.perf_counter() - start) / max(t - (0 if terms is None else terms.shape[1]), 1)
             progress(t, rounds, rate * (rounds - t))

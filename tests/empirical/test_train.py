@@ -1,6 +1,7 @@
 """Runs from the command line: every algorithm trains; seeds reproduce; checkpoints resume exactly; divergence stops."""
 
 import json
+import shutil
 
 import pytest
 import torch
@@ -233,10 +234,26 @@ def test_wall_time_of_a_resumed_run_is_the_total_over_its_parts(tmp_path):
 
 
 def test_a_checkpoint_of_another_run_is_named(tmp_path):
-    runner.run({**BASE, "rounds": 1, "out": tmp_path / "r"})
-    torch.save({"t": 1}, tmp_path / "r" / "checkpoint.pt")
-    with pytest.raises(ValueError, match="does not match this run's algorithm and model"):
-        runner.run({**BASE, "rounds": 2, "out": tmp_path / "r"}, resume=True)
+    """A dfedadmm checkpoint put into a dfedsam run (or a run of another client count or model) is refused on
+    resume and by everything that reads a run (issue 24 item 1: it used to carry ADMM's dual state on)."""
+    from dfltheory.verify.estimators import estimate_run
+
+    runner.run({**BASE, "rounds": 1, "out": tmp_path / "sam", "algo": "dfedsam"})
+    others = {"admm": {"algo": "dfedadmm"}, "n": {"algo": "dfedsam", "n": 6},
+              "model": {"algo": "dfedsam", "model": "mlp"}}
+    for name, change in others.items():
+        runner.run({**BASE, "rounds": 1, "out": tmp_path / name, **change})
+    what = {"admm": "algorithm dfedadmm there, dfedsam here", "n": "clients 6 there, 4 here",
+            "model": "parameters"}
+    for name, expected in what.items():
+        shutil.copy(tmp_path / name / "checkpoint.pt", tmp_path / "sam" / "checkpoint.pt")
+        with pytest.raises(ValueError, match=f"does not belong to this run .*{expected}"):
+            runner.run({**BASE, "rounds": 2, "out": tmp_path / "sam", "algo": "dfedsam"}, resume=True)
+        with pytest.raises(ValueError, match=f"does not match config.json .*{expected}"):
+            estimate_run(tmp_path / "sam", points=1)
+    torch.save({"t": 1}, tmp_path / "sam" / "checkpoint.pt")  # not written by dfltheory
+    with pytest.raises(ValueError, match="is damaged .*no digest"):
+        runner.run({**BASE, "rounds": 2, "out": tmp_path / "sam", "algo": "dfedsam"}, resume=True)
 
 
 def test_a_failed_download_is_a_user_error_with_the_options(tmp_path, monkeypatch):
@@ -446,9 +463,15 @@ def test_a_checkpoint_is_read_on_the_cpu_and_saving_options_do_not_block_a_resum
 
 
 def test_a_checkpoint_that_cannot_be_restored_names_the_cause(tmp_path):
+    from dfltheory.empirical import rundir
+
+    path = tmp_path / "r" / "checkpoint.pt"
     runner.run({**BASE, "rounds": 1, "out": tmp_path / "r"})
-    sd = torch.load(tmp_path / "r" / "checkpoint.pt", weights_only=True)
+    sd = rundir.load_checkpoint(path, "test", "")
     sd["generator"] = torch.zeros(3)  # not a generator state
-    torch.save(sd, tmp_path / "r" / "checkpoint.pt")
-    with pytest.raises(ValueError, match=r"could not be restored \((TypeError|RuntimeError)"):
+    rundir.save_checkpoint(sd, path)  # with a matching digest: the engine's own check refuses it
+    with pytest.raises(ValueError, match=r"does not belong to this run \(its .*generator state is .*malformed"):
+        runner.run({**BASE, "rounds": 2, "out": tmp_path / "r"}, resume=True)
+    torch.save({**sd, rundir.DIGEST: "0" * 64}, path)
+    with pytest.raises(ValueError, match=r"is damaged \(its contents do not match their SHA-256 digest\)"):
         runner.run({**BASE, "rounds": 2, "out": tmp_path / "r"}, resume=True)

@@ -31,7 +31,7 @@ def runs(tmp_path_factory):
 
 
 def measure_at(run, X, **kw):
-    engine, _, _, _ = E.load_run(run)
+    engine, _, _, _ = runner.load_run(run)
     losses = E.ClientLosses(engine.model, engine.x_train, engine.y_train, engine.data.client_indices)
     return E.measure_points(losses, [("x", X.expand(engine.m, -1))], **kw)[0]
 
@@ -92,7 +92,7 @@ def test_quadratic_heterogeneity_stays_below_its_bound_along_the_run(runs):
     """(1/m) sum_i ||grad f_i - grad f||^2 <= (sqrt(sigma_g2_star) + sqrt(zeta2) ||x - x*||)^2 at every point, and
     DFedCata's G at the certified B below the certified G."""
     c = D.load("synthetic-quadratic", SMALL["n"], seed=SMALL["seed"]).constants
-    engine, _, _, x0 = E.load_run(runs["quadratic"])
+    engine, _, _, x0 = runner.load_run(runs["quadratic"])
     pts = E.run_points(x0, engine.x_bar(), engine.client_models(), 6)
     losses = E.ClientLosses(engine.model, engine.x_train, engine.y_train, engine.data.client_indices)
     measures = E.measure_points(losses, pts)
@@ -114,7 +114,7 @@ def test_logistic_estimates_stay_below_the_upper_bounds(runs):
     if "sigma_g2_client_bound" in c:
         assert result.estimates["sigma_g_client"].value ** 2 <= c["sigma_g2_client_bound"]
     if "G_het" in c:  # DFedCata's A3 at the certified B
-        engine, _, _, x0 = E.load_run(runs["logistic"])
+        engine, _, _, x0 = runner.load_run(runs["logistic"])
         losses = E.ClientLosses(engine.model, engine.x_train, engine.y_train, engine.data.client_indices)
         measures = E.measure_points(losses, E.run_points(x0, engine.x_bar(), engine.client_models(), 4), iters=2)
         assert 0 < max(E.g_het(measures, c["B_het"])) <= c["G_het"] ** 2
@@ -152,7 +152,7 @@ def test_every_family_on_digits_gives_finite_positive_constants(tmp_path, algo):
 def test_push_sum_points_are_the_debiased_client_models(tmp_path):
     run = train(tmp_path, "sgpsm", algo="dfedsgpsm", dataset="synthetic-logistic", topology="random",
                 topology_params="k=1", rounds=3)
-    engine, _, _, _ = E.load_run(run)
+    engine, _, _, _ = runner.load_run(run)
     w = engine.state["ps_weight"]
     assert not torch.allclose(w, torch.ones_like(w))  # the de-biasing matters on this run
     Z = engine.client_models()
@@ -207,6 +207,9 @@ def test_bad_run_directories(tmp_path, runs):
     with pytest.raises(ValueError, match="config.json is damaged: not valid JSON .* restore it"):
         E.estimate_run(bad)
     (bad / "config.json").write_text("[1, 2]")
+    with pytest.raises(ValueError, match="config.json is damaged: it holds a JSON list, not an object"):
+        E.estimate_run(bad)
+    (bad / "config.json").write_text('{"algo": "dfedsam"}')
     with pytest.raises(ValueError, match="config.json is damaged: not a run configuration"):
         E.estimate_run(bad)
     shutil.copy(runs["logistic"] / "config.json", bad / "config.json")
@@ -227,7 +230,7 @@ def test_bad_run_directories(tmp_path, runs):
 
 
 def test_a_non_finite_point_is_an_error_naming_it(runs):
-    engine, _, _, x0 = E.load_run(runs["logistic"])
+    engine, _, _, x0 = runner.load_run(runs["logistic"])
     losses = E.ClientLosses(engine.model, engine.x_train, engine.y_train, engine.data.client_indices)
     X = torch.full((engine.m, engine.model.dim), math.nan)
     with pytest.raises(ValueError, match="non-finite .* at the point 'far'"):
@@ -254,7 +257,7 @@ def test_robust_regression_stays_below_its_certified_bounds_and_attains_L_at_the
     assert v["sigma_l"] ** 2 * SMALL["batch_size"] <= c["sigma_l2_bound"]
     assert est["sigma_g_mean"].value ** 2 <= c["sigma_g2_bound"]
     assert est["sigma_g_client"].value ** 2 <= c["sigma_g2_client_bound"]
-    engine, _, _, x0 = E.load_run(run)
+    engine, _, _, x0 = runner.load_run(run)
     losses = E.ClientLosses(engine.model, engine.x_train, engine.y_train, engine.data.client_indices)
     measures = E.measure_points(losses, E.run_points(x0, engine.x_bar(), engine.client_models(), 4), iters=4)
     assert max(E.g_het(measures, c["B_het"])) <= c["G_het"] ** 2
@@ -276,7 +279,7 @@ def test_personal_problem_block_constants_below_their_bounds_and_exact_at_the_pe
     assert v["sigma_g"] ** 2 <= c["sigma_g2_personal_bound"]
     # noise 0: at the personal optima (u*, v_i*) every residual is 0, so H_uu, H_vv attain L_u, L_v and
     # ||H_uv|| = max_i ||A_u^T A_v / n|| (L_uv_at_optimum)
-    engine, _, _, _ = E.load_run(run)
+    engine, _, _, _ = runner.load_run(run)
     losses = E.ClientLosses(engine.model, engine.x_train, engine.y_train, engine.data.client_indices)
     at = E.measure_points(losses, [("(u*, v_i*)", c["x_client_star"])], shared=engine.shared)[0].per_client
     assert float(at["hess_uu"].max()) == pytest.approx(c["L_u"], rel=1e-6)

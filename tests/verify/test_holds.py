@@ -151,7 +151,7 @@ def test_a_second_call_reads_the_cache(quick):
 # ------------------------------------------------------------------------------------------------ planted bound
 def test_a_planted_wrong_bound_is_violated_and_its_command_reproduces_the_run(tmp_path, monkeypatch):
     from dfltheory.cli import main
-    from dfltheory.empirical.metrics import read_records
+    from dfltheory.empirical.rundir import read_records
 
     thm = get("dfedsam.thm4.1")
     planted = dataclasses.replace(thm, id="dfedsam.thm4.1.planted", variant="planted",

@@ -131,7 +131,7 @@ def test_block_diagonal_mixing_keeps_copies_apart():
 
 def test_one_copy_equals_the_runner_and_full_batch_copies_equal_each_other(dfedsam_instance, tmp_path):
     plan, problem, inst = dfedsam_instance
-    from dfltheory.empirical.metrics import read_records
+    from dfltheory.empirical.rundir import read_records
 
     cfg = _cfg(plan, problem, inst, 12)  # float32, as the runner trains: the same trajectory, another summation
     run({**cfg, "out": str(tmp_path / "r"), "progress": False})
@@ -218,7 +218,7 @@ def test_a_too_small_bound_is_violated_and_a_too_large_one_is_trivial_on_an_info
 def test_one_copy_measures_what_the_runner_records_for_every_paper(paper, tmp_path):
     """The replicated path's per-round terms (at x_bar, p^t, w^t, DFedPGP's Delta's) equal those the runner's
     metrics give through dfltheory.verify.measures.per_round (float32 runs, another summation order)."""
-    from dfltheory.empirical.metrics import read_records
+    from dfltheory.empirical.rundir import read_records
 
     plan = PLANS[paper]
     target = next(t for t in plan.targets if t.main)
