@@ -124,7 +124,7 @@ def test_a_damaged_checkpoint_names_the_file_and_the_way_out(tmp_path, capsys, r
     ckpt = out / "checkpoint.pt"
     ckpt.write_bytes(b"" if damage == "empty" else ckpt.read_bytes()[:200])
     err = one_line_error(capsys, [*SAM, "--rounds", "4", "--out", str(out), "--resume"], "train")
-    assert f"the checkpoint {ckpt} is damaged and cannot be read" in err
+    assert f"the checkpoint {ckpt} is damaged (" in err
     assert f"delete {out} (or choose another --out) and start the run again without --resume" in err
 
 
@@ -143,7 +143,7 @@ def test_plot_run_names_a_damaged_config_or_metrics_file(tmp_path, capsys, run_d
     assert f"{out / 'config.json'} is damaged: not valid JSON (Expecting property name" in err
     (out / "config.json").write_text("[1, 2]")
     err = one_line_error(capsys, argv, "plot")
-    assert "is damaged: not a run configuration" in err
+    assert "is damaged: it holds a JSON list, not an object" in err
 
 
 def test_resume_names_a_damaged_config(tmp_path, capsys, run_dir):

@@ -3,8 +3,8 @@ computes, chosen before training so that a default run does not run out of memor
 
 One local step evaluates the gradient of every client at once (``vmap`` over the m rows); its memory is about m times
 one client's: the activations of a batch kept for the backward pass and their gradients, and a few parameter-sized
-tensors. :func:`per_client_bytes` estimates one client's share, :func:`free_bytes` reads what the device has free
-(CUDA: ``torch.cuda.mem_get_info``; CPU: :func:`dfltheory.topology.memory.available_bytes`), and :func:`choose` takes all clients in
+tensors. :func:`per_client_bytes` estimates one client's share,
+:func:`dfltheory.empirical.budget.free_bytes` reads what the device has free, and :func:`choose` takes all clients in
 one call where ``m`` shares fit in :data:`FRACTION` of it, else the largest chunk that fits, and refuses, with the
 numbers, a run in which one client does not fit. An explicit ``--client-chunk`` is checked the same way
 (:func:`check`). The estimate is an upper-bound model, not a measurement (on a GPU the first round's peak,
@@ -14,6 +14,8 @@ numbers, a run in which one client does not fit. An explicit ``--client-chunk`` 
 from __future__ import annotations
 
 import torch
+
+from dfltheory.empirical.budget import free_bytes, gib
 
 FRACTION = 0.5  # the share of the free memory the local steps' gradients may take
 FACTOR = 3.0  # activations kept for the backward pass, their gradients and the vmapped copies, per activation
@@ -41,22 +43,6 @@ def per_client_bytes(module: torch.nn.Module, sample: torch.Tensor, batch: int, 
     return FACTOR * batch * float(sum(sizes)) + 6.0 * dim * element
 
 
-def free_bytes(device: torch.device) -> float | None:
-    """The device's free memory in bytes (None where it cannot be read)."""
-    if device.type == "cuda":
-        return float(torch.cuda.mem_get_info(device)[0])
-    if device.type == "cpu":
-        from dfltheory.topology.memory import available_bytes
-
-        free = available_bytes()
-        return free if free != float("inf") else None
-    return None
-
-
-def _gib(x: float) -> str:
-    return f"{x / 2**30:.3g} GiB"
-
-
 def choose(m: int, per_client: float, free: float | None, fraction: float = FRACTION) -> int | None:
     """None (all ``m`` clients in one call) where they fit in ``fraction`` of ``free``; else the largest chunk that
     fits; a ValueError naming the numbers where one client does not fit. ``free`` None: no choice (None)."""
@@ -67,7 +53,7 @@ def choose(m: int, per_client: float, free: float | None, fraction: float = FRAC
         return None
     chunk = int(budget // per_client)
     if chunk < 1:
-        raise ValueError(f"one client's local gradient needs about {_gib(per_client)} and {_gib(free)} is free "
+        raise ValueError(f"one client's local gradient needs about {gib(per_client)} and {gib(free)} is free "
                          f"({fraction:g} of it for the local steps): lower --batch-size, use a smaller --model, or "
                          "free the device")
     return chunk
@@ -81,8 +67,8 @@ def check(chunk: int, m: int, per_client: float, free: float | None, fraction: f
     if need > fraction * free:
         fits = max(0, int(fraction * free // per_client))
         fix = f"--client-chunk {fits} or less" if fits else "a smaller --batch-size or --model"
-        raise ValueError(f"--client-chunk {chunk} needs about {_gib(need)} for its clients' gradients, and "
-                         f"{_gib(free)} is free ({fraction:g} of it for the local steps); give {fix}, or leave "
+        raise ValueError(f"--client-chunk {chunk} needs about {gib(need)} for its clients' gradients, and "
+                         f"{gib(free)} is free ({fraction:g} of it for the local steps); give {fix}, or leave "
                          "--client-chunk out to have it chosen")
 
 

@@ -175,8 +175,6 @@ def _train(args) -> int:
         cfg["init_weights"] = str(Path(cfg["init_weights"]).expanduser().resolve())
     check_options(cfg)  # a bad value is an error before any warning
     warn_unused(cfg, [k for k in (*ALGO_KEYS, "K", "weighted") if getattr(args, k, None) not in (None, False)])
-    if args.nproc is not None and args.nproc < 1:
-        raise ValueError(f"--nproc must be an integer >= 1, got {args.nproc}")
     several = "WORLD_SIZE" in os.environ or (args.nproc or 1) > 1
     summary = distributed.run(cfg, resume=args.resume) if several else run(cfg, resume=args.resume)
     if summary is None:  # a torchrun rank other than 0: rank 0 reports

@@ -35,6 +35,8 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from dfltheory.empirical import budget
+
 DATASETS = ("digits", "synthetic-quadratic", "synthetic-logistic", "synthetic-robust", "synthetic-personal",
             "mnist", "fashion-mnist", "cifar10", "cifar100")
 PARTITIONS = ("dirichlet", "pathological", "iid")
@@ -307,17 +309,26 @@ def quadratic_constants(A_list, b_list) -> dict:
     return constants
 
 
-def _check_sizes(dim, n_per_client, n_test_per_client):
+def _check_sizes(n_clients, dim, n_per_client, n_test_per_client, width=1):
+    """The sizes as integers; a ValueError where one is not a whole number in range, or where the data (float64
+    features of n_clients x (n_per_client + n_test_per_client) samples, ``width`` x dim each, with their float32
+    and torch copies) and the constants' dense (width dim)^2 matrices would not fit in memory."""
     for key, value, low in (("dim", dim, 1), ("n_per_client", n_per_client, 1),
                             ("n_test_per_client", n_test_per_client, 0)):
-        if int(value) != value or value < low:
-            raise ValueError(f"{key} must be an integer >= {low}, got {value!r}")
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or int(value) != value or value < low:
+            raise ValueError(f"--data-params {key} must be an integer >= {low}, got {value!r}")
+    features = width * int(dim) + 1
+    need = 8.0 * (3 * n_clients * (n_per_client + n_test_per_client) * features + 4 * features**2)
+    budget.require(need, f"the synthetic data ({n_clients} clients x {int(n_per_client + n_test_per_client)} samples "
+                         f"x {features - 1} features) and their constants",
+                   "lower dim, n_per_client or n_test_per_client in --data-params, or the clients (--n)")
+    return int(dim), int(n_per_client), int(n_test_per_client)
 
 
 def _synthetic_quadratic(n_clients, seed, dim=20, n_per_client=100, n_test_per_client=50, heterogeneity=1.0,
                          noise=0.5, shared_design=False):
     """Client i: rows a ~ N(0, I_d), b = A_i (x_0 + heterogeneity u_i) + noise eps with u_i, eps ~ N(0, I)."""
-    _check_sizes(dim, n_per_client, n_test_per_client)
+    dim, n_per_client, n_test_per_client = _check_sizes(n_clients, dim, n_per_client, n_test_per_client)
     if heterogeneity < 0 or noise < 0:
         raise ValueError(f"heterogeneity and noise must be >= 0, got {heterogeneity!r} and {noise!r}")
     rng = np.random.default_rng(seed)
@@ -389,7 +400,7 @@ def _synthetic_logistic(n_clients, seed, dim=20, n_per_client=100, n_test_per_cl
     (curvature 1/2; the classical ||a||^2/4 of the one-vector sigmoid model, doubled by the two logits). 'L' is
     attained at W = 0, bias 0 (p = 1/2 for every sample); B, sigma_l2_bound, sigma_g2_bound are upper bounds.
     """
-    _check_sizes(dim, n_per_client, n_test_per_client)
+    dim, n_per_client, n_test_per_client = _check_sizes(n_clients, dim, n_per_client, n_test_per_client)
     if heterogeneity < 0:
         raise ValueError(f"heterogeneity must be >= 0, got {heterogeneity!r}")
     rng = np.random.default_rng(seed)
@@ -584,7 +595,7 @@ def _synthetic_robust(n_clients, seed, dim=10, n_per_client=100, n_test_per_clie
 
     Loss ``models.cauchy_loss`` (nonconvex, smooth, bounded gradients); constants :func:`robust_constants`.
     """
-    _check_sizes(dim, n_per_client, n_test_per_client)
+    dim, n_per_client, n_test_per_client = _check_sizes(n_clients, dim, n_per_client, n_test_per_client)
     _check_nonnegative(heterogeneity=heterogeneity, noise=noise)
     rng = np.random.default_rng(seed)
     n_tot = n_per_client + n_test_per_client
@@ -612,7 +623,7 @@ def _synthetic_personal(n_clients, seed, dim=5, n_per_client=100, n_test_per_cli
     x = (u, v) (features (a_u, a_v) in R^{2d}, optima x_i* = (u*, v_i*)), plus :func:`personal_constants`
     for F_i(u, v); with noise = 0, F(u, V) = (1/m) sum_i F_i(u, v_i) has 'F_star' = 0, attained at (u*, v_i*).
     """
-    _check_sizes(dim, n_per_client, n_test_per_client)
+    dim, n_per_client, n_test_per_client = _check_sizes(n_clients, dim, n_per_client, n_test_per_client, width=2)
     _check_nonnegative(heterogeneity=heterogeneity, noise=noise)
     rng = np.random.default_rng(seed)
     n_tot = n_per_client + n_test_per_client

@@ -53,7 +53,7 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 
-from dfltheory.empirical import chunk
+from dfltheory.empirical import budget, chunk
 from dfltheory.empirical.algorithms import Algorithm
 from dfltheory.empirical.communication import CommContext, Mixing, links, nesterov_extrapolation
 from dfltheory.empirical.functional import FlatModel
@@ -90,6 +90,7 @@ def check_compile(device: torch.device) -> None:
 
 #: the most sample indices one round's batch plan may hold (2^27: about 2 GiB with its float64 draws)
 MAX_PLAN_ENTRIES = 2**27
+ROUND_COPIES = 4  # (m, d) working tensors of a round beside the state: anchor, gradient, direction, mixed models
 
 
 class ClientSampler:
@@ -224,6 +225,7 @@ class Engine:
         self.client_chunk = chunk.for_engine(model, self.x_train[:1], width, self.m, self.device, client_chunk)
         self.generator = torch.Generator().manual_seed(seed)
         self.shared = None if algorithm.split is None else ~algorithm.split(model).to(self.device)
+        self._check_state_memory(x0)
         x = x0.to(self.device).expand(self.m, -1).clone()  # all clients start at the same x^0 (card dfedsam §11)
         self.state = {"x": x, **algorithm.local.init(x), **algorithm.comm.init_state(x)}
         stats = model.initial_stats()
@@ -245,6 +247,16 @@ class Engine:
             rule, first = algorithm.local, {}  # each step k runs as the first step of its phase
             self._phase_k = [first.setdefault(rule.phase(k, self.unit), k) for k in range(self.K)]
             self._step = torch.compile(self._step_fn, dynamic=False)
+
+    def _check_state_memory(self, x0: torch.Tensor) -> None:
+        """Refuse, before it is allocated, a state of m clients that does not fit the device: its tensors drawn on
+        the ``meta`` device (no memory), plus the round's working copies (anchor, gradient, mixed models)."""
+        x = torch.empty((self.m, x0.numel()), dtype=x0.dtype, device="meta")
+        tensors = [x, *self.algo.local.init(x).values(), *self.algo.comm.init_state(x).values(),
+                   *self.algo.comm.init(x).values()]
+        need = sum(t.numel() * t.element_size() for t in tensors) + ROUND_COPIES * x.numel() * x.element_size()
+        budget.require(need, f"the state of {self.m} clients x {x0.numel():,} parameters ({self.algo.name})",
+                       "use fewer clients (--n) or a smaller --model", self.device)
 
     def _check_batch_statistics(self) -> None:
         """BatchNorm in training mode takes statistics over each batch: refuse batches of one sample (no variance;

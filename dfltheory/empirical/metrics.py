@@ -165,36 +165,3 @@ def measure_personal(engine, evaluator: Evaluator, models: torch.Tensor, key: st
             "grad_norm_sq_v": personal_grad_norm_sq(X), "grad_norm_sq_v_z": personal_grad_norm_sq(models),
             "consensus": float(((models - ubar)[:, s] ** 2).sum(1).mean()),
             f"test_{key}": evaluator.personal_test(models, stats)}
-
-
-def read_records(path) -> list[dict]:
-    """The records of a run's ``metrics.jsonl``; a missing file, a line that is not a JSON object (damaged, or cut
-    short by a kill) or one without ``round`` is a ValueError naming the file, the line and the fix."""
-    import json
-    from pathlib import Path
-
-    path = Path(path)
-    if not path.is_file():
-        raise ValueError(f"{path} does not exist: give a run directory written by `dfltheory train --out`")
-    fix = ("resume the run (`dfltheory train ... --resume` drops lines after its checkpoint) or delete the line"
-           if path.name == "metrics.jsonl" else "delete the line")
-    records = []
-    try:
-        lines = path.read_text().splitlines()
-    except UnicodeDecodeError:
-        raise ValueError(f"{path} is damaged: not text (UTF-8); {fix}") from None
-    for number, line in enumerate(lines, 1):
-        if not line.strip():
-            continue
-        try:
-            rec = json.loads(line)
-        except json.JSONDecodeError as err:
-            raise ValueError(f"{path} is damaged at line {number}: not valid JSON ({err.msg}: column {err.colno}); "
-                             f"{fix}") from None
-        if not isinstance(rec, dict) or "round" not in rec:
-            raise ValueError(f"{path} is damaged at line {number}: not a metrics record (a JSON object with "
-                             f"'round'); {fix}")
-        records.append(rec)
-    if not records:
-        raise ValueError(f"{path} holds no records: the run measured nothing yet; train it first")
-    return records

@@ -100,6 +100,7 @@ def check_options(cfg: dict) -> None:
         value = cfg.get(key)
         if value is not None and not isinstance(value, bool):
             raise ValueError(f"{key} must be True or False (the --{key.replace('_', '-')} flag), got {value!r}")
+    _check_processes(cfg)
     params = cfg.get("data_params")
     if params is None:
         return
@@ -108,6 +109,34 @@ def check_options(cfg: dict) -> None:
     if bad or any(isinstance(v, float) and not math.isfinite(v) for v in params.values()):
         raise ValueError(f"--data-params must map names to finite numbers, booleans or strings (e.g. "
                          f"dim=10,heterogeneity=2.0), got {params!r}")
+
+
+def check_threads(threads) -> None:
+    """``--threads``: an integer from 1 to the machine's CPU cores (torch allocates per thread: 100000 exhaust it)."""
+    cores = os.cpu_count() or 1
+    if isinstance(threads, bool) or not isinstance(threads, int) or not 1 <= threads <= cores:
+        raise ValueError(f"--threads must be an integer from 1 to {cores} (the CPU cores of this machine), got "
+                         f"{threads!r}")
+
+
+def _check_processes(cfg: dict) -> None:
+    """Threads and processes before any is started: at most one CPU thread per core (``--threads``), and
+    ``--nproc`` processes of at least one client each, at most one per core where they are spawned here on the CPU."""
+    cores = os.cpu_count() or 1
+    threads, nproc, n = cfg.get("threads"), cfg.get("nproc"), cfg.get("n")
+    if threads is not None:
+        check_threads(threads)
+    if nproc is None:
+        return
+    if isinstance(nproc, bool) or not isinstance(nproc, int) or nproc < 1:
+        raise ValueError(f"--nproc must be an integer >= 1, got {nproc!r}")
+    if isinstance(n, int) and nproc > n:
+        raise ValueError(f"--nproc {nproc} for {n} clients: every process needs at least one client; give --nproc "
+                         f"{n} or fewer (or more clients, --n)")
+    spawned = "WORLD_SIZE" not in os.environ  # under torchrun the ranks may span machines
+    if spawned and str(cfg.get("device", "cpu")).startswith("cpu") and nproc > cores:
+        raise ValueError(f"--nproc {nproc}: this machine has {cores} CPU cores, one process each at most; give "
+                         f"--nproc {cores} or fewer")
 
 
 def check_device(device: str) -> torch.device:

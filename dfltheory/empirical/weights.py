@@ -61,8 +61,10 @@ def read_state_dict(path) -> dict[str, torch.Tensor]:
     for wrapper in ("state_dict", "model"):
         if isinstance(sd, dict) and isinstance(sd.get(wrapper), dict):
             sd = sd[wrapper]
-    if not isinstance(sd, dict) or not sd or not all(isinstance(v, torch.Tensor) for v in sd.values()):
-        raise ValueError(f"--init-weights: {path} holds no state dict (a dict of parameter names to tensors); {fix}")
+    if (not isinstance(sd, dict) or not sd or not all(isinstance(v, torch.Tensor) for v in sd.values())
+            or not all(isinstance(k, str) for k in sd)):
+        raise ValueError(f"--init-weights: {path} holds no state dict (a dict of parameter names, strings, to "
+                         f"tensors); {fix}")
     return sd
 
 

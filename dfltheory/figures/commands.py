@@ -4,13 +4,7 @@ a bound over a parameter, a run's measured rate against a bound, topology consta
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
-
-# run hyper-parameter -> theorem symbol: what a run's config.json (and its algorithm's defaults) states; the
-# run's "lam" is DFedADMM's penalty (the bounds' lam_pen), never the spectral lambda
-RUN_SYMBOLS = {"lr": "eta", "K": "K", "n": "m", "rho": "rho", "Q": "Q", "momentum": "alpha", "lam_pen": "lam_pen",
-               "lam": "lam_pen", "beta": "beta", "K_v": "K_v"}
 
 
 def register(subparsers) -> None:
@@ -134,48 +128,12 @@ def _plot_bound(args) -> int:
     return _save(ax, args.out)
 
 
-def run_values(run: str | Path) -> dict[str, float]:
-    """The theorem symbols a run directory states: eta, K (K_u for DFedPGP), m, rho, Q, alpha, lam_pen, ... with
-    the algorithm's defaults and forced values (D-PSGD and SGP: K = 1), and lam of its topology (with its
-    --topology-params) when W is symmetric and doubly stochastic (Definition 1)."""
-    from dfltheory.empirical.algorithms import make
-    from dfltheory.empirical.runner import ALGO_KEYS
-    from dfltheory.topology import analyze
-    from dfltheory.topology.commands import parse_params
-
-    from dfltheory.empirical.runner import read_json
-
-    cfile = Path(run) / "config.json"
-    if not cfile.exists():
-        raise ValueError(f"{run} holds no config.json: give a directory written by `dfltheory train --out`")
-    cfg = read_json(cfile, "restore it (the options the run was trained with) or train the run again")
-    if not isinstance(cfg, dict) or not isinstance(cfg.get("algo"), str) or "n" not in cfg:
-        raise ValueError(f"{cfile} is damaged: not a run configuration (a JSON object with 'algo' and 'n'); restore "
-                         "it or train the run again")
-    algo = make(cfg["algo"], **{k: cfg.get(k) for k in ALGO_KEYS if k in cfg})
-    resolved = {**cfg, "Q": 1, **algo.params, "K": algo.K or cfg.get("K")}  # one communication step per round
-    # unless the algorithm has its own Q (DFedSAM-MGS)
-    out = {sym: float(resolved[key]) for key, sym in RUN_SYMBOLS.items()
-           if isinstance(resolved.get(key), (int, float)) and not isinstance(resolved.get(key), bool)}
-    if cfg["algo"] == "dfedpgp":
-        out["K_u"] = out.pop("K")
-    if cfg.get("lr_decay", 1.0) != 1.0:
-        print(f"note: the run decays its learning rate by {cfg['lr_decay']} per round; eta = {out['eta']:g} is the "
-              "initial one (the theorems assume a constant step)", file=sys.stderr)
-    if algo.decentralized:
-        topo = analyze(cfg.get("topology", "ring"), int(cfg["n"]), weights=cfg.get("weights") or "default",
-                       seed=int(cfg.get("seed", 0)), **parse_params(cfg.get("topology_params")))
-        if topo["symmetric"] and topo["doubly_stochastic"]:  # Definition 1's W (lam = 1 if disconnected)
-            out["lam"] = float(topo["lambda"])
-    return out
-
-
 def _plot_run(args) -> int:
     from dfltheory.bounds import get
     from dfltheory.bounds.commands import parse_assignments
+    from dfltheory.empirical.rundir import read_records
     from dfltheory.figures import plot_predicted_vs_measured
-
-    from dfltheory.empirical.metrics import read_records
+    from dfltheory.verify.report_data import run_values
 
     _check_out(args.out)
     thm = get(args.id)

@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 
 from dfltheory.bounds import Theorem, get
-from dfltheory.empirical.metrics import read_records
+from dfltheory.empirical.rundir import read_records
 from dfltheory.figures.axes import axes_or_new
 from dfltheory.figures.bounds import bound_where_valid, mark_invalid
 

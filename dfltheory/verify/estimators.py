@@ -55,7 +55,8 @@ from pathlib import Path
 import torch
 from torch.func import grad, jvp, vmap
 
-from dfltheory.empirical.runner import load_run
+from dfltheory.empirical import budget
+from dfltheory.empirical.runner import check_threads, load_run
 
 #: algorithm -> paper whose assumptions its run is read against (the papers' baselines: DFedSAM's, the generic ones)
 FAMILY = {"dfedsam": "dfedsam", "dfedsam-mgs": "dfedsam", "dfedavg": "dfedsam", "dfedavgm": "dfedsam",
@@ -210,6 +211,10 @@ def lanczos_norm(op, V0: torch.Tensor, iters: int) -> torch.Tensor:
     return torch.linalg.eigvalsh(T).abs().amax(1)
 
 
+#: from this many points on, ``constants`` shows its progress (on stderr)
+PROGRESS_POINTS = 50
+
+
 def measure_points(losses: ClientLosses, points, *, shared: torch.Tensor | None = None, iters: int = 20,
                    seed: int = 0, client_chunk: int | None = None) -> list[PointMeasure]:
     """Per-client Hessian norms, single-sample variances and gradients at every ``(label, X)`` of ``points`` (X:
@@ -220,7 +225,9 @@ def measure_points(losses: ClientLosses, points, *, shared: torch.Tensor | None 
     gen = torch.Generator().manual_seed(seed)
     m = losses.m
     out = []
-    for label, X in points:
+    from tqdm import tqdm
+
+    for label, X in tqdm(points, desc="points", unit="point", leave=False, disable=len(points) < PROGRESS_POINTS):
         X = X.to(losses.dtype)
         chunk = client_chunk or max(1, min(m, MEMORY // max(1, 8 * X.shape[1])))
         parts: dict[str, list[torch.Tensor]] = {}
@@ -264,14 +271,18 @@ def heterogeneity(grads: torch.Tensor, shared: torch.Tensor | None = None) -> to
 
 
 # ----------------------------------------------------------------------------------------------- the points of a run
+def _check_points(n) -> None:
+    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+        raise ValueError(f"--points must be an integer >= 1, got {n!r}")
+
+
 def run_points(x0: torch.Tensor, xbar: torch.Tensor, Z: torch.Tensor, n: int, seed: int = 0,
                shared: torch.Tensor | None = None) -> list[tuple[str, torch.Tensor]]:
     """``n`` points (label, (m, d)) of a run: x^0, then the ends x_bar and the client models (in an order drawn by
     ``seed``) each followed by the midpoint of its segment from x^0, then points at 1/4, 3/4, 1/8, ... of the
     segments. With ``shared`` (DFedPGP) a point sets the shared part u on every row and keeps each client's own
     final personal part v_i (x^0 keeps v^0)."""
-    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
-        raise ValueError(f"--points must be an integer >= 1, got {n!r}")
+    _check_points(n)
     m = Z.shape[0]
 
     def full(u):
@@ -442,13 +453,15 @@ def estimate_run(run_dir, points: int = 6, seed: int = 0, f_star=None, iters: in
         raise ValueError(f"--seed must be an integer >= 0, got {seed!r}")
     if isinstance(iters, bool) or not isinstance(iters, int) or iters < 1:
         raise ValueError(f"iters (Lanczos steps) must be an integer >= 1, got {iters!r}")
-    run_points(torch.zeros(1), torch.zeros(1), torch.zeros(1, 1), points)  # checks points before the work
+    _check_points(points)  # before the work
     engine, evaluator, cfg, x0 = load_run(run_dir)
     mfile = Path(run_dir) / "metrics.jsonl"
     records = read_records(mfile) if mfile.exists() else []
     paper = FAMILY.get(engine.algo.name, "dfedsam")
     shared = engine.shared
     Z = engine.client_models()
+    budget.require(points * Z.numel() * Z.element_size(), f"--points {points} (each {Z.shape[0]} client models x "
+                   f"{Z.shape[1]:,} parameters)", "measure at fewer points (--points)", Z.device)
     pts = run_points(x0, engine.x_bar(), Z, points, seed, shared)
     losses = ClientLosses(engine.model, engine.x_train, engine.y_train, engine.data.client_indices)
     measures = measure_points(losses, pts, shared=shared, iters=iters, seed=seed)
@@ -486,8 +499,7 @@ def command(args) -> int:
     """``dfltheory constants``: print the table (or JSON) of :func:`estimate_run`; 0 on success."""
     threads = getattr(args, "threads", None)
     if threads is not None:
-        if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
-            raise ValueError(f"--threads must be an integer >= 1, got {threads!r}")
+        check_threads(threads)
         torch.set_num_threads(threads)
     result = estimate_run(args.run_dir, points=args.points, seed=args.seed, f_star=args.f_star)
     print(json.dumps(result.to_dict(), indent=2) if args.json else result.text())

@@ -262,7 +262,7 @@ def instances(plan: PaperPlan, size: Size, base_cfg: Mapping, consts: Mapping, t
     from dfltheory.verify.problems import constants_table
 
     used = {name for t in plan.targets for name in get(t.theorem).symbols} | {"f_star_lower"}
-    source = {k: consts[plan.constant_of.get(k, k)] for k in used if plan.constant_of.get(k, k) in consts}
+    source = {k: consts[plan.constant_of.get(k, k)] for k in sorted(used) if plan.constant_of.get(k, k) in consts}
     problem_values = {k: c.value for k, c in source.items()}
     kinds = {k: c.kind for k, c in source.items()}
     f_star = problem_values.pop("f_star_lower", 0.0)

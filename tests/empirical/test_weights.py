@@ -93,6 +93,7 @@ def mlp_state(**changes):
     ("dir", "is a directory"),
     (b"not a torch file", "is not a state dict that torch.load can read safely"),
     ({"weights": [1, 2]}, "holds no state dict"),
+    ({0: torch.zeros(3), 1: torch.zeros(2)}, r"holds no state dict \(a dict of parameter names, strings"),
     ({"other.weight": torch.zeros(3, 3)}, "no tensor of .* fits model 'mlp'"),
     ("int64", r"holds 1.weight as torch.int64, not floating-point parameters"),
     ("nan", r"holds NaN or infinite entries in 1.bias"),

@@ -58,7 +58,8 @@ def test_plot_command_writes_figures(tmp_path, capsys):
     assert main(["plot", "bound", "dfedsam.thm4.1", "--x", "lam", "--range", "0", "0.999", "--set", *sam,
                  "--out", str(tmp_path / "b.png")]) == 0
     assert main(["plot", "bound", "dfedsam.thm4.1", "--terms", "--x", "eta", "--log-x", "--range", "1e-5", "1e-2",
-                 "--set", *[a for a in sam if not a.startswith("eta")], "lam=0.9", "--out", str(tmp_path / "t.pdf")]) == 0
+                 "--set", *[a for a in sam if not a.startswith("eta")], "lam=0.9",
+                 "--out", str(tmp_path / "t.pdf")]) == 0
     assert main(["plot", "topology", "ring", "exponential", "--n", "8", "16", "--out", str(tmp_path / "g.svg")]) == 0
     assert all((tmp_path / f).stat().st_size > 1000 for f in ("b.png", "t.pdf", "g.svg"))
     assert main(["plot", "bound", "dfedsam.thm4.1", "--x", "lam", "--range", "0", "0.9", "--set", "eta=0.1",
@@ -68,7 +69,7 @@ def test_plot_command_writes_figures(tmp_path, capsys):
 
 def test_plot_run_takes_hyper_parameters_from_the_run(tmp_path):
     from dfltheory.cli import main
-    from dfltheory.figures.commands import run_values
+    from dfltheory.verify.report_data import run_values
 
     run = tmp_path / "run"
     assert main(["train", "--algo", "dfedsam", "--dataset", "synthetic-quadratic", "--n", "6", "--rounds", "3",
@@ -97,7 +98,7 @@ def test_plot_run_estimates_the_constants_nobody_gave(tmp_path, capsys):
 
 def test_run_values_follow_the_run_not_the_defaults(tmp_path):
     from dfltheory.cli import main
-    from dfltheory.figures.commands import run_values
+    from dfltheory.verify.report_data import run_values
     from dfltheory.topology import analyze
 
     common = ["--dataset", "synthetic-quadratic", "--n", "10", "--rounds", "1", "--no-progress", "--no-local-eval"]
@@ -105,7 +106,8 @@ def test_run_values_follow_the_run_not_the_defaults(tmp_path):
     assert run_values(tmp_path / "d")["K"] == 1  # D-PSGD forces one local step whatever --K says
     assert main(["train", "--algo", "dfedsam", *common, "--topology", "erdos-renyi", "--topology-params", "p=0.9",
                  "--out", str(tmp_path / "e")]) == 0
-    assert run_values(tmp_path / "e")["lam"] == pytest.approx(analyze("erdos-renyi", 10, weights="default", p=0.9)["lambda"])
+    erdos_renyi = analyze("erdos-renyi", 10, weights="default", p=0.9)
+    assert run_values(tmp_path / "e")["lam"] == pytest.approx(erdos_renyi["lambda"])
     assert main(["train", "--algo", "dfedadmm", *common, "--out", str(tmp_path / "a")]) == 0
     v = run_values(tmp_path / "a")
     assert v["lam_pen"] == 0.1 and v["lam"] < 1  # the run's ADMM penalty is lam_pen, lam stays spectral

@@ -17,7 +17,8 @@ import pytest
 
 from dfltheory.figures import plot_topology_constants
 from dfltheory.figures.format import formula, interval, num, slug
-from dfltheory.figures.report import PAPER_TOPOLOGIES, Progress, build_report, catalog_section, topology_section
+from dfltheory.figures.report import Progress, build_report
+from dfltheory.verify.report_data import PAPER_TOPOLOGIES, catalog_section, topology_section
 
 FIXTURE = Path(__file__).with_name("verify_fixture.json")
 #: network_section's schema for two papers: DFedSAM's bound holds, DFedSGPSM's step-size condition fails
@@ -78,7 +79,8 @@ PEP = {"rows": [
     {"algorithm": "dfedadmm", "instance": "m=3, K=2, T=5, W(0.5)", "quantity": "avg", "worst_case": 1.922,
      "theorem": "dfedadmm.thm1", "bound": 54.16, "ratio": 28.18, "status": "holds", "seconds": 3.0},
     {"algorithm": "sgp", "instance": "m=3, K=1, T=5, directed P", "quantity": "avg", "worst_case": 1.374,
-     "theorem": None, "bound": None, "ratio": None, "status": "no bound: outside the theorem (K >= 2)", "seconds": 2.0}]}
+     "theorem": None, "bound": None, "ratio": None, "status": "no bound: outside the theorem (K >= 2)",
+     "seconds": 2.0}]}
 
 
 def _arm(label, mean):
@@ -95,7 +97,8 @@ CLAIMS = {"size": "quick", "m": 4, "m_large": 6, "rounds": 20, "seeds": 3, "prob
                "paper_number": "82.04 / 73.55", "metric": "test_acc", "metric_label": "test accuracy (last round)",
                "quantity": "grad_norm_sq", "arms": [_arm("DFedSAM", 0.90), _arm("DFedAvg", 0.80)], "pairs": [],
                "trends": [{"metric": "test_acc", "metric_label": "test accuracy (last round)", "relation": "=",
-                           "arms": ["DFedSAM", "DFedAvg"], "gap": [0.2, 0.5], "mean": [0.9, 0.8], "rho": 0.1234, "p_value": 0.8389, "verdict": "agrees"}],
+                           "arms": ["DFedSAM", "DFedAvg"], "gap": [0.2, 0.5], "mean": [0.9, 0.8], "rho": 0.1234,
+                           "p_value": 0.8389, "verdict": "agrees"}],
                "verdict": "agrees", "reason": "every part agrees"},
               {"id": "dfedsam.K", "paper": "dfedsam", "section": "§9 Fig. 5(a)", "statement": "K = 10 faster",
                "paper_number": "no number", "metric": "test_acc", "metric_label": "test accuracy (last round)",
@@ -212,7 +215,7 @@ def test_the_header_names_version_date_seeds_machine_and_wall_time(built):
 
 def test_a_failing_verification_run_leaves_the_report_with_the_reason(monkeypatch, tmp_path):
     import dfltheory.verify.holds as holds
-    from dfltheory.figures.report import verification_section
+    from dfltheory.verify.report_data import verification_section
 
     def broken(**kw):
         raise RuntimeError("planted failure")
@@ -274,7 +277,7 @@ def test_plot_topology_constants_one_curve_per_topology():
 
 
 def test_training_section_runs_at_an_admissible_step_size(tmp_path):
-    from dfltheory.figures.report import training_section
+    from dfltheory.verify.report_data import training_section
 
     tr = training_section(tmp_path, rounds=3, n=6)
     assert tr["status"] == "completed"
@@ -302,9 +305,11 @@ def test_the_pep_and_claims_sections_show_every_row_and_the_claims_figure(built)
 
 
 def test_claims_section_runs_every_paper_and_draws_its_figures(tmp_path):
-    from dfltheory.figures.report import claims_section
+    from dfltheory.figures.report import claims_figures
+    from dfltheory.verify.report_data import claims_section
 
     result, note = claims_section(tmp_path, "quick")
+    result = claims_figures(result, tmp_path)
     assert note == "" and {c["paper"] for c in result["claims"]} == {"dfedsgpsm", "dfedsam", "dfedcata", "dfedpgp",
                                                                      "dfedadmm"}
     assert all((tmp_path / path).is_file() for path in result["figures"].values())
