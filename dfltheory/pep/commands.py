@@ -10,7 +10,8 @@ from __future__ import annotations
 import json
 import sys
 
-from dfltheory.pep.problem import ALGORITHMS, GAPS, HETEROGENEITY_AT, MAX_GRAM, estimate_size, metric_text
+from dfltheory.pep.problem import (ALGORITHMS, GAPS, HETEROGENEITY_AT, MAX_GRAM, count_text, estimate_size,
+                                   metric_text)
 
 #: --set names and the worst_case keyword each one sets.
 SETTABLE = {"L": "L", "f0_minus_fstar": "Delta", "Delta": "Delta", "sigma_g": "sigma_g", "B": "B", "rho": "rho",
@@ -96,23 +97,40 @@ def _load_sequence(path):
 
 
 def _solve_failed(err, kw: dict) -> int:
-    """Exit 3 with the solver's message; without sigma_g and B the usual cause is an unbounded worst case."""
-    hint = ("" if kw.get("sigma_g") is not None or kw.get("B") is not None else
-            " Without a heterogeneity bound (sigma_g) or a gradient bound (B) the worst case may be unbounded: give "
-            "--set sigma_g=... or B=...")
-    print(f"dfltheory pep: error: {' '.join(str(err).split())}{hint}", file=sys.stderr)
+    """Exit 3: the cause of the failed solve and the fix in the command's options; without sigma_g and B the usual
+    cause is an unbounded worst case."""
+    fix = ("without a heterogeneity bound (sigma_g) or a gradient bound (B) the worst case may be unbounded: give "
+           "--set sigma_g=... or B=..." if kw.get("sigma_g") is None and kw.get("B") is None else
+           "try a smaller --K or --T, or --set L=1 f0_minus_fstar=1 with eta L <= 1")
+    print(f"dfltheory pep: error: {' '.join(err.cause.split())}: {fix}", file=sys.stderr)
     return 3
+
+
+def _sweep_values(args) -> tuple[str | None, list[float]]:
+    """(NAME, [V1, V2, ...]) of --sweep NAME=V1,V2,..., each T an integer >= 1; (None, []) without --sweep."""
+    from dfltheory.pep.sweep import SWEEPABLE
+
+    if not args.sweep:
+        return None, []
+    name, sep, text = args.sweep.partition("=")
+    if not sep or name not in SWEEPABLE:
+        raise ValueError(f"--sweep expects NAME=V1,V2,... with NAME one of {SWEEPABLE}, got {args.sweep!r}")
+    try:
+        values = [float(v) for v in text.split(",") if v.strip()]
+    except ValueError:
+        raise ValueError(f"--sweep {name}: {text!r} is not a comma-separated list of numbers") from None
+    if not values:
+        raise ValueError(f"--sweep {name}: give at least one value")
+    bad = [v for v in values if name == "T" and not (v.is_integer() and v >= 1)]
+    if bad:
+        raise ValueError(f"--sweep T: {bad[0]:g} is not an integer >= 1 (a number of rounds)")
+    return name, values
 
 
 def _rounds(args) -> int:
     """Rounds to draw from a time-varying topology: T, or the largest T of a --sweep T=..."""
-    name, _, text = (args.sweep or "").partition("=")
-    if name == "T":
-        try:
-            return max([args.T] + [int(float(v)) for v in text.split(",") if v.strip()])
-        except ValueError:
-            pass  # _sweep reports the bad list
-    return max(args.T, 1)
+    name, values = _sweep_values(args)
+    return max([args.T, 1] + [int(v) for v in values if name == "T"])
 
 
 def _mixing(args):
@@ -180,8 +198,8 @@ def _settings(items):
         raise ValueError("give one of Delta and f0_minus_fstar (the same constant)")
     kw = {SETTABLE[k]: v for k, v in values.items() if SETTABLE[k]}
     if "Q" in kw:
-        if kw["Q"] != int(kw["Q"]):
-            raise ValueError(f"--set Q must be an integer, got {kw['Q']}")
+        if not (kw["Q"].is_integer() and kw["Q"] >= 1):
+            raise ValueError(f"--set Q must be an integer >= 1 (gossip steps per round), got {kw['Q']:g}")
         kw["Q"] = int(kw["Q"])
     return kw
 
@@ -199,12 +217,16 @@ def run(args) -> int:
         kw["time_varying"] = True
     if args.figure and not args.sweep:
         raise ValueError("--figure draws a --sweep: add --sweep lambda=... or --sweep T=...")
-    if args.m is not None and args.algorithm in ALGORITHMS and args.K >= 1 and args.T >= 1:
+    if args.seed < 0:
+        raise ValueError(f"--seed must be an integer >= 0 (the random topology's seed), got {args.seed}")
+    agents = args.m if args.m is not None else args.n
+    if agents is not None and agents >= 1 and args.K >= 1 and args.T >= 1:
         # refused before the mixing matrix (m x m) is built: the smallest PEP of these m, K, T (issue 24)
-        size = estimate_size(args.algorithm, args.m, args.K, _rounds(args))
+        size = estimate_size(args.algorithm, agents, args.K, _rounds(args))
         if size.gram > MAX_GRAM:
-            raise ValueError(f"PEP too large: Gram matrix {size.gram} x {size.gram} at m = {args.m}, K = {args.K}, "
-                             f"T = {_rounds(args)} (limit {MAX_GRAM}); reduce m, K or T")
+            raise ValueError(f"PEP too large: Gram matrix {count_text(size.gram)} x {count_text(size.gram)} at m = "
+                             f"{count_text(agents)}, K = {count_text(args.K)}, T = {count_text(_rounds(args))} (limit "
+                             f"{MAX_GRAM}); reduce m, K or T (--m or --n, --K, --T)")
     W, spectral, m, lam, source = _mixing(args)
     if args.sweep:
         # a sequence's lambda depends on the rounds used: compare takes it from each PEP's mixing
@@ -259,18 +281,10 @@ def run(args) -> int:
 def _sweep(args, kw, W, spectral, m, lam, source) -> int:
     from dfltheory.paths import output_file
     from dfltheory.pep.problem import PEPSolveError
-    from dfltheory.pep.sweep import SWEEPABLE, plot, sweep
+    from dfltheory.pep.sweep import plot, sweep
     from dfltheory.topology.commands import jsonable
 
-    name, sep, text = args.sweep.partition("=")
-    if not sep or name not in SWEEPABLE:
-        raise ValueError(f"--sweep expects NAME=V1,V2,... with NAME one of {SWEEPABLE}, got {args.sweep!r}")
-    try:
-        values = [float(v) for v in text.split(",") if v.strip()]
-    except ValueError:
-        raise ValueError(f"--sweep {name}: {text!r} is not a comma-separated list of numbers") from None
-    if not values:
-        raise ValueError(f"--sweep {name}: give at least one value")
+    name, values = _sweep_values(args)
     if name == "lambda" and args.lam is None and args.lambda_range is None:
         raise ValueError("--sweep lambda needs --lambda (the explicit W(LAM) family) or --lambda-range (the class)")
     figure = output_file(args.figure, "--figure") if args.figure else None

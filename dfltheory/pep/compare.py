@@ -236,7 +236,11 @@ def _one(tid: str, values: dict | None, reason: str, result: PEPResult) -> dict:
     known = {v.name for v in thm.variables}
     if "Xi" in known:
         values = dict(values, Xi=0.0)
-    check = thm.check(**{k: v for k, v in values.items() if k in known})
+    try:
+        check = thm.check(**{k: v for k, v in values.items() if k in known})
+    except ValueError as err:  # the formula overflows or divides by 0 at these values (eta = 1e-300: 1/eta)
+        out["reason"] = f"{' '.join(str(err).split())} (its formula overflows or divides by 0 at these values)"
+        return out
     out["terms"] = dict(check.terms)
     if not check.is_bound:
         out["failed_conditions"] = [v.relation for v in check.conditions if v.holds is False]

@@ -18,9 +18,10 @@ Each violation is relative to max(1, the magnitude of the terms). A candidate co
 (the interpolant of Theorem 3.10) and realize the PEP value on the algorithm's own iterates (the points are the
 algorithm's linear combinations by construction). For the spectral class, :func:`realize_mixing` also asks whether
 one W of the class, acting as W kron I, produces every consensus step of the example (a small SDP over W; with and
-without W >= 0; for the time-varying class one W per step): ``realizable_mixing``. The class's optimum is not unique, so a non-realizable example does not
-prove a relaxation gap. What this does not verify: that the interpolant keeps f >= f* and sigma_g, B between the
-points (the PEP imposes them at the points only). Those remain the caveats of a finding (docs/pep.md).
+without W >= 0; for the time-varying class one W per step): ``realizable_mixing``. The class's optimum is not
+unique, so a non-realizable example does not prove a relaxation gap. What this does not verify: that the interpolant
+keeps f >= f* and sigma_g, B between the points (the PEP imposes them at the points only). Those remain the caveats
+of a finding (docs/pep.md).
 """
 
 from __future__ import annotations
@@ -73,7 +74,10 @@ def realize_mixing(X: np.ndarray, Y: np.ndarray, lo: float, hi: float, nonnegati
     problem = cp.Problem(cp.Minimize(residual), cons)
     with warnings.catch_warnings():  # cvxpy's "Solution may be inaccurate": the residual returned is what counts
         warnings.simplefilter("ignore", UserWarning)
-        problem.solve(solver="CLARABEL")
+        try:
+            problem.solve(solver="CLARABEL")
+        except cp.error.SolverError:  # no W found: the example stays unrealized (inf), the worst case stands
+            return float("inf")
     if problem.status not in ("optimal", "optimal_inaccurate"):
         return float("inf")
     return float(problem.value) / max(float(np.sum(Y * Y)), 1e-12)

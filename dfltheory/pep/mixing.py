@@ -114,6 +114,13 @@ class ExplicitMixing(_Explicit):
                                  "dfedsgpsm-unnormalized)")
             if not (np.allclose(Wt.sum(axis=1), 1.0, atol=_TOL)):
                 raise ValueError(f"{where}W is not doubly stochastic (rows of a symmetric W must sum to 1)")
+            eig = np.linalg.eigvalsh(Wt)
+            outside = eig[np.abs(eig) > 1 + _TOL]
+            if outside.size:
+                raise ValueError(f"{where}W has the eigenvalue {outside[np.argmax(np.abs(outside))]:.6g}, outside "
+                                 "[-1, 1]: it is not a mixing matrix (a symmetric doubly stochastic W, nonnegative, "
+                                 "has its spectrum in [-1, 1]); give nonnegative weights, e.g. W_lambda(m, lam) or "
+                                 "dfltheory.topology's mixing matrices")
         object.__setattr__(self, "W", W)
 
     @property

@@ -55,7 +55,8 @@ Class of functions (what each constraint is, and where it is imposed):
   <= sigma_g^2, imposed at every metric point x_bar^t or w^t (``heterogeneity_at="averages"``, where every f_i is
   queried anyway) or at
   every queried point (``"all"``: every f_j is also queried at every local point, a Gram matrix about m times
-  larger).
+  larger). sigma_g = 0 is the equality grad f_i = grad f there, imposed exactly by one gradient shared by every f_i
+  (:func:`_oracle`).
 * bounded gradients B (dfedsam Assumption 3): ||grad f_i(x)|| <= B at every point where f_i is queried.
 
 Imposing an assumption at finitely many points leaves a larger class, so the PEP value is an upper bound on the
@@ -74,9 +75,9 @@ import numpy as np
 
 from dfltheory.pep.mixing import ExplicitMixing, PushSumMixing, SpectralClass, as_mixing
 
-__all__ = ["ACCEPTED_STATUSES", "ADMM", "ALGORITHMS", "CATA", "GAPS", "HETEROGENEITY_AT", "MAX_GRAM", "MAX_SECONDS",
-           "METRICS", "PEPResult", "PEPSolveError", "PUSH_SUM", "Size", "admm_gamma", "estimate_size", "metric_text",
-           "worst_case"]
+__all__ = ["ACCEPTED_STATUSES", "ADMM", "ALGORITHMS", "CATA", "GAPS", "HETEROGENEITY_AT", "MAX_GRAM", "MAX_SCALE",
+           "MAX_SECONDS", "METRICS", "PEPResult", "PEPSolveError", "PUSH_SUM", "Size", "admm_gamma", "count_text",
+           "estimate_size", "metric_text", "worst_case"]
 
 #: algorithm -> (gradient queries per local step, description)
 ALGORITHMS = {
@@ -138,14 +139,29 @@ TOL_PROOF = 1e-4
 #: 'optimal_inaccurate' (its reduced tolerances) on well-posed PEPs whose residuals are ~1e-9: the residuals
 #: computed here from the primal and dual solutions, not the solver's label, decide (``strict=True`` refuses it).
 ACCEPTED_STATUSES = ("optimal", "optimal_inaccurate")
-#: Clarabel's settings for a second attempt when the first fails or stops at another status: a larger static
-#: regularization (default 1e-8) gets through the degenerate faces of some class PEPs (DFedCata A's average minus
-#: c Xi over [-0.5, 0.5] at T = 5); the residual checks below judge its answer like any other.
+#: Clarabel's settings for a second attempt when the first fails in any way (an error, another status, or an answer
+#: that fails a residual check): a larger static regularization (default 1e-8) gets through the degenerate faces of
+#: some class PEPs (DFedCata A's average minus c Xi over [-0.5, 0.5] at T = 5; DFedAvg over the degenerate class
+#: [0.9, 0.9] at m = 3, K = 2, T = 4, eta = 0.1, whose first answer misses the proof tolerance); the residual checks
+#: judge its answer like any other.
 RETRY_OPTIONS = {"static_regularization_constant": 1e-6}
+#: cvxpy's solvers of semidefinite programs (the others, OSQP, HIGHS, ..., cannot take a PEP).
+_SDP_SOLVERS = ("CLARABEL", "SCS", "MOSEK", "CVXOPT", "COPT", "SDPA")
+#: Largest dimensionless scale of an instance accepted (eta L, rho L, sigma_g / sqrt(L Delta), B / sqrt(L Delta),
+#: DFedADMM's eta / lam_pen and lam_pen / eta, DFedCata's eta lam_pen and beta / (1 - beta); L and Delta within
+#: [1/MAX_SCALE, MAX_SCALE]). The SDP's coefficients grow like the squares of these: beyond, its data overflows
+#: (eta = 1e300: "Problem data contains NaN or Inf") or no answer meets the tolerances (eta = 1e6 at m = 3, K = 2,
+#: T = 4: proof error 1.07), so such an instance is refused as bad input, naming the scale and the fix.
+MAX_SCALE = 1e4
 
 
 class PEPSolveError(RuntimeError):
-    """The SDP solver failed or its answer is not accurate enough to be a certified worst case."""
+    """The SDP solver failed or its answer is not accurate enough to be a certified worst case. The message names the
+    cause and the fix; ``cause`` is the cause alone (the command line names the fix in its own options)."""
+
+    def __init__(self, message: str, cause: str | None = None):
+        super().__init__(message)
+        self.cause = message if cause is None else cause
 
 
 @dataclass(frozen=True)
@@ -177,6 +193,11 @@ class PEPResult:
         return asdict(self)
 
 
+def count_text(n: int) -> str:
+    """An integer for a message: in full up to 10^9, else its order of magnitude (T = 10^200 has a 400-digit size)."""
+    return str(n) if n < 10 ** 9 else f"~1e{len(str(n)) - 1}"
+
+
 def admm_gamma(eta: float, lam_pen: float, K: int) -> float:
     """gamma = 1 - (1 - eta/lam_pen)^K (card dfedadmm §5.4, eq. (7)); w^t's coefficient is (1 - gamma)/gamma."""
     return 1.0 - (1.0 - eta / lam_pen) ** K
@@ -189,6 +210,10 @@ def _check(algorithm, m, K, T, eta, L, Delta, sigma_g, B, rho, Q, gap, heterogen
     for name, v in (("m", m), ("K", K), ("T", T), ("Q", Q)):
         if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1:
             raise ValueError(f"{name} must be an integer >= 1, got {v!r}")
+    if Q > MAX_SCALE:
+        raise ValueError(f"Q = {count_text(Q)} gossip steps per round exceed {MAX_SCALE:g}: W^Q drifts from a "
+                         "stochastic matrix in floating point (and is 11^T/m to machine precision long before); use "
+                         f"Q <= {MAX_SCALE:g}, or W = 11^T/m for an exact average")
     for name, v, positive in (("eta", eta, True), ("L", L, True), ("Delta", Delta, True), ("rho", rho, False),
                               ("sigma_g", sigma_g, False), ("B", B, False)):
         if v is None and name in ("sigma_g", "B"):
@@ -208,10 +233,6 @@ def _check(algorithm, m, K, T, eta, L, Delta, sigma_g, B, rho, Q, gap, heterogen
             raise ValueError(f"{algorithm} needs the ADMM penalty lam_pen (a number > 0), got {lam_pen!r}")
         if not math.isfinite(lam_pen) or lam_pen <= 0:
             raise ValueError(f"lam_pen must be a finite number > 0, got {lam_pen!r}")
-        if admm_gamma(eta, lam_pen, K) == 0:
-            raise ValueError(f"gamma = 1 - (1 - eta/lam_pen)^K is 0 at eta = {eta}, lam_pen = {lam_pen}, K = {K}: "
-                             "the auxiliary sequence w^t is undefined; use eta <= lam_pen (dfedadmm.thm1's gamma in "
-                             "(0, 1])")
     elif algorithm in CATA:
         for name, v, hi in (("lam_pen", lam_pen, math.inf), ("beta", beta, 1.0)):
             if v is None or isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)):
@@ -242,12 +263,60 @@ def _check(algorithm, m, K, T, eta, L, Delta, sigma_g, B, rho, Q, gap, heterogen
                          "unbounded); use T >= 2 or gap='fstar'")
     if heterogeneity_at not in HETEROGENEITY_AT:
         raise ValueError(f"heterogeneity_at must be one of {HETEROGENEITY_AT}, got {heterogeneity_at!r}")
+    _check_scales(algorithm, K, eta, L, Delta, sigma_g, B, rho, lam_pen, beta)
+
+
+def _check_scales(algorithm, K, eta, L, Delta, sigma_g, B, rho, lam_pen, beta):
+    """Refuse an instance with a scale beyond :data:`MAX_SCALE` (its SDP overflows or cannot be solved to the
+    tolerances), naming the scale and the fix. The worst case is L Delta times that of the instance at L = Delta = 1
+    with eta L, rho L, sigma_g / sqrt(L Delta), B / sqrt(L Delta) (every other input is dimensionless)."""
+    for name, v in (("L", L), ("Delta", Delta)):
+        if not 1 / MAX_SCALE <= v <= MAX_SCALE:
+            raise ValueError(f"{name} = {v:g} is outside [{1 / MAX_SCALE:g}, {MAX_SCALE:g}], where the SDP's "
+                             "coefficients stay solvable; the worst case scales as L Delta: solve at L = Delta = 1 "
+                             "with eta L, rho L, sigma_g / sqrt(L Delta) and B / sqrt(L Delta) in place of eta, rho, "
+                             "sigma_g and B, and multiply the value by L Delta")
+    unit = math.sqrt(L * Delta)
+    scales = [("eta L", eta * L, f"use eta <= {MAX_SCALE / L:g} (every theorem asks eta L < 1)"),
+              ("rho L", rho * L, f"use rho <= {MAX_SCALE / L:g}")]
+    drop = "bounds nothing: leave it out (None; on the command line, out of --set) to drop the assumption"
+    scales += [(f"{name} / sqrt(L Delta)", v / unit, f"a {name} this large {drop}")
+               for name, v in (("sigma_g", sigma_g), ("B", B)) if v is not None]
+    if algorithm in ADMM:
+        scales += [("eta / lam_pen", eta / lam_pen, "use lam_pen >= eta (dfedadmm.thm1's gamma in (0, 1])"),
+                   ("lam_pen / eta", lam_pen / eta, "use lam_pen <= K eta, as dfedadmm.thm1 does")]
+    if algorithm in CATA:
+        scales += [("eta lam_pen", eta * lam_pen, f"use lam_pen <= {MAX_SCALE / eta:g}"),
+                   ("beta / (1 - beta)", beta / (1 - beta), f"use beta <= {1 - 1 / MAX_SCALE:g}")]
+    for name, v, fix in scales:
+        if not v <= MAX_SCALE:
+            raise ValueError(f"{name} = {v:.3g} exceeds {MAX_SCALE:g}: the SDP's coefficients grow like its square, "
+                             f"so its data overflows or no solve meets the tolerances; {fix}")
+    if algorithm in ADMM:
+        gamma = admm_gamma(eta, lam_pen, K)
+        if abs(gamma) < 1 / MAX_SCALE:
+            raise ValueError(f"gamma = 1 - (1 - eta/lam_pen)^K is {gamma:.3g} at eta = {eta}, lam_pen = {lam_pen}, "
+                             f"K = {K}: the auxiliary sequence w^t (coefficient (1 - gamma)/gamma) is undefined or "
+                             "beyond what the SDP resolves; use eta <= lam_pen (dfedadmm.thm1's gamma in (0, 1])")
+
+
+def _check_solver(solver):
+    """Refuse what is not an SDP solver installed for cvxpy, naming those that are."""
+    import cvxpy
+
+    installed = [s for s in cvxpy.installed_solvers() if s in _SDP_SOLVERS]
+    if not isinstance(solver, str) or solver.upper() not in installed:
+        raise ValueError(f"solver {solver!r} is not an SDP solver installed for cvxpy; use one of {installed} "
+                         "(CLARABEL by default)")
 
 
 def _expected_seconds(gram: int, constraints: int) -> float:
     """Rough fit of build + Clarabel solve time on 2 shared cores (benchmarks/bench_pep.py): about
     2e-5 s x constraints^2 (448 constraints: 3.5 s; 784: 11 s; 2075: 64 s); the Gram order matters less."""
-    return 0.5 + 2e-5 * constraints ** 2
+    try:
+        return 0.5 + 2e-5 * float(constraints) ** 2
+    except OverflowError:  # a problem far beyond every limit (T = 10^200)
+        return math.inf
 
 
 def estimate_size(algorithm: str, m: int, K: int, T: int, Q: int = 1, spectral: bool = False,
@@ -300,13 +369,20 @@ def worst_case(algorithm: str, m: int, K: int, T: int, eta: float, L: float = 1.
     last round's gossip does not reach the quantity) or ``spectral=(lo, hi)`` (every symmetric doubly stochastic W
     with nonunit eigenvalues in [lo, hi], a relaxation; for push-sum too, whose weights stay 1 on such a W, so that
     it is gossip of the numerators); with ``time_varying`` every sequence of matrices of the class, one per gossip
-    step. ``sigma_g`` / ``B`` None drop the assumption. A problem whose
-    Gram matrix exceeds :data:`MAX_GRAM` or whose expected time exceeds ``max_seconds`` is refused (ValueError)
-    before it is built. A solve whose status is not in :data:`ACCEPTED_STATUSES` (only 'optimal' with ``strict``),
-    or whose primal or dual residuals, proof reconstruction or duality gap exceed the tolerances, raises
-    :class:`PEPSolveError`: never a number.
+    step. ``sigma_g`` / ``B`` None drop the assumption; ``sigma_g = 0`` is the equality grad f_i = grad f at every
+    heterogeneity site, imposed exactly (one gradient shared by every f_i there, see :func:`_oracle`). A problem
+    whose Gram matrix exceeds :data:`MAX_GRAM`, whose expected time exceeds ``max_seconds`` (a finite number > 0) or
+    whose scales exceed :data:`MAX_SCALE` is refused (ValueError) before it is built. A solve whose status is not in
+    :data:`ACCEPTED_STATUSES` (only 'optimal' with ``strict``), or whose primal or dual residuals, proof
+    reconstruction or duality gap exceed the tolerances, is retried once with Clarabel's :data:`RETRY_OPTIONS`;
+    if that fails too, :class:`PEPSolveError` (cause and fix in one line): never a number.
     """
     _check(algorithm, m, K, T, eta, L, Delta, sigma_g, B, rho, Q, gap, heterogeneity_at, lam_pen, beta, alpha)
+    if isinstance(max_seconds, bool) or not isinstance(max_seconds, (int, float, np.integer, np.floating)) or not (
+            math.isfinite(max_seconds) and max_seconds > 0):
+        raise ValueError(f"max_seconds must be a finite number of seconds > 0, got {max_seconds!r}; give the time "
+                         f"budget of the solve (default MAX_SECONDS = {MAX_SECONDS:g})")
+    _check_solver(solver)
     if xi_weight and (algorithm not in CATA or not math.isfinite(xi_weight) or xi_weight < 0):
         raise ValueError(f"xi_weight = {xi_weight} needs a DFedCata algorithm ({', '.join(CATA)}) and a finite value "
                          ">= 0")
@@ -323,7 +399,8 @@ def worst_case(algorithm: str, m: int, K: int, T: int, eta: float, L: float = 1.
     size = estimate_size(algorithm, m, K, T, Q, isinstance(mixing, SpectralClass), heterogeneity_at,
                          sigma_g is not None, B is not None, getattr(mixing, "varying", False))
     if size.gram > MAX_GRAM or size.expected_seconds > max_seconds:
-        raise ValueError(f"PEP too large: Gram matrix {size.gram} x {size.gram}, {size.constraints} constraints, "
+        raise ValueError(f"PEP too large: Gram matrix {count_text(size.gram)} x {count_text(size.gram)}, "
+                         f"{count_text(size.constraints)} constraints, "
                          f"expected ~{size.expected_seconds:.0f} s (limits: Gram <= {MAX_GRAM}, {max_seconds:.0f} s); "
                          "reduce m, K or T (about m (T (K + 1))^2 constraints, solve time ~ constraints^2)")
     settings = dict(algorithm=algorithm, m=m, K=K, T=T, eta=eta, L=L, Delta=Delta, sigma_g=sigma_g, B=B, rho=rho,
@@ -364,6 +441,8 @@ def _gossip(mixing, z, Q, consensus, t=0):
     from PEPit import Point
 
     m = len(z)
+    if not isinstance(mixing, PushSumMixing) and all(_same(zi, z[0]) for zi in z[1:]):
+        return [z[0]] * m  # agents in consensus stay there (W 1 = 1 for every W; for the class, Y = 0 when X = 0)
     if isinstance(mixing, (ExplicitMixing, PushSumMixing)):
         WQ = mixing.power(Q, t) if isinstance(mixing, ExplicitMixing) else mixing.matrix(t)
         out = []
@@ -373,13 +452,45 @@ def _gossip(mixing, z, Q, consensus, t=0):
         return out
     for _ in range(Q):
         zbar = _mean(z)
-        if m == 1:
-            break
         d = [Point() for _ in range(m - 1)]
         d.append(-1 * _combine(np.ones(m - 1), d))
         consensus.append(([zi - zbar for zi in z], d))
         z = [zbar + di for di in d]
     return z
+
+
+def _same(p, q, tol=1e-12) -> bool:
+    """p and q are one point of the PEP: their coefficients on the leaf points agree to ``tol`` (relative)."""
+    if p is q:
+        return True
+    a, b = p.decomposition_dict, q.decomposition_dict
+    return all(abs(a.get(k, 0.0) - b.get(k, 0.0)) <= tol * max(1.0, abs(a.get(k, 0.0))) for k in a.keys() | b.keys())
+
+
+def _oracle(fs, i, point, share):
+    """(grad f_i, f_i) at ``point`` when sigma_g = 0, where the agents' points may coincide.
+
+    A point equal (:func:`_same`) to one already queried is that point: one location reached along two paths (the
+    mean of identical models, push-sum's de-biased numerators) would otherwise get two copies, whose interpolation
+    conditions force equal gradients and values through pairs of opposite inequalities, a face without interior
+    where the solver stalls. With ``share`` (a site of the heterogeneity condition) every f_j gets one common
+    gradient there: at sigma_g = 0, (1/m) sum_j ||grad f_j - grad f||^2 <= 0 is the equality grad f_j = grad f for
+    every j, imposed by elimination rather than as a sum of squares <= 0 (no interior either: Clarabel stopped at
+    'optimal_inaccurate' 2.7e-4 above the exact 100/89 for DFedAvg, m = 2, K = 1, T = 5, eta = 0.1, W(0.5))."""
+    from PEPit import Expression, Point
+
+    def known(f):  # f's (gradient, value) at the point, if f was queried there
+        return next(((g, v) for p, g, v in f.list_of_points if _same(p, point)), None)
+
+    point = next((p for f in fs for p, _, _ in f.list_of_points if _same(p, point)), point)
+    if share:
+        hits = [known(f) for f in fs]
+        g = next((h[0] for h in hits if h is not None), None)
+        g = Point() if g is None else g
+        for f, h in zip(fs, hits):
+            if h is None:
+                f.add_point((point, g, Expression()))
+    return known(fs[i]) or fs[i].oracle(point)
 
 
 def _build(algorithm, m, K, T, eta, L, Delta, mixing, sigma_g, B, rho, Q, gap, heterogeneity_at, lam_pen=None,
@@ -400,10 +511,16 @@ def _build(algorithm, m, K, T, eta, L, Delta, mixing, sigma_g, B, rho, Q, gap, h
     consensus = []  # spectral class: (X_s, Y_s) deviation lists of every consensus step
     xi = []  # DFedCata: (1/m) sum_i ||y_i^t - y_bar^t||^2 for t = 1..T-1 (0 at t = 0)
     prev = None
+
+    def query(i, p, site=False):  # (grad f_i(p), f_i(p)); sigma_g = 0: equal gradients at every site (_oracle)
+        if sigma_g == 0:
+            return _oracle(fs, i, p, site or heterogeneity_at == "all")
+        return fs[i].oracle(p)
+
     for t in range(T):
         xbar = _mean(agg) if cata else _mean(x)  # DFedCata's x_bar is the aggregated mean a_bar^t (Lemma 4)
         point = _metric_point(algorithm, xbar, prev, eta, lam_pen, K, beta)
-        oracles = [fs[i].oracle(point) for i in range(m)]
+        oracles = [query(i, point, site=True) for i in range(m)]
         gbar = _mean([g for g, _ in oracles])
         fbar = (1 / m) * _sum([f for _, f in oracles]) if m > 1 else oracles[0][1]
         averages.append((point, [g for g, _ in oracles], gbar, fbar))
@@ -417,9 +534,9 @@ def _build(algorithm, m, K, T, eta, L, Delta, mixing, sigma_g, B, rho, Q, gap, h
             velocity = None  # DFedSGPM's momentum, reset every round (line 3)
             for _ in range(K):
                 at = (1 / weights[i]) * y if push and weights[i] != 1 else y  # push-sum: the de-biased z = x/w
-                g = fs[i].gradient(at)
+                g = query(i, at)[0]
                 if sam:
-                    g = fs[i].gradient(at + rho * g)
+                    g = query(i, at + rho * g)[0]
                 if push and alpha:  # line 10: v = alpha v + g
                     velocity = g if velocity is None else alpha * velocity + g
                     g = velocity
@@ -479,6 +596,8 @@ def _build(algorithm, m, K, T, eta, L, Delta, mixing, sigma_g, B, rho, Q, gap, h
         else:
             sites = [gs for _, gs, _, _ in averages]
         for gs in sites:
+            if all(g is gs[0] for g in gs):  # sigma_g = 0, imposed by one shared gradient (_oracle)
+                continue
             gmean = _mean(gs)
             problem.add_constraint((1 / m) * _sum([(gi - gmean) ** 2 for gi in gs]) <= sigma_g ** 2)
     if B is not None:
@@ -556,50 +675,71 @@ def _diagnostics(problem) -> dict:
                 lmi_dual_min_eig=lmi_dual_min_eig, proof_error=proof_error)
 
 
-def _solve(problem, solver, estimate, settings, accepted, trace=None) -> PEPResult:
-    from PEPit import Point
-
-    start = time.perf_counter()
-    for options in [{}] + ([RETRY_OPTIONS] if solver.upper() == "CLARABEL" else []):
-        try:
-            with warnings.catch_warnings():  # cvxpy's "Solution may be inaccurate": the residuals below decide
-                warnings.simplefilter("ignore", UserWarning)
-                problem.solve(wrapper="cvxpy", solver=solver, verbose=0, **options)
-        except Exception as err:  # cvxpy's SolverError and friends: a failed solve, never a number
-            failure = f"the SDP solver {solver} failed: {err}"
-            continue
-        wrapper = problem.wrapper
-        status = str(getattr(wrapper.prob, "status", "unknown"))
-        solver_name = str(getattr(wrapper, "solver_name", solver))
-        if status in accepted and problem.G_value is not None:
-            break
-        failure = (f"the SDP solver {solver_name} ended with status {status!r}, not one of {accepted}: no worst case "
-                   "is reported (an unbounded PEP means the assumptions do not bound the quantity)")
-    else:
-        raise PEPSolveError(failure + (f" (also with {RETRY_OPTIONS})" if solver.upper() == "CLARABEL" else ""))
-    seconds = time.perf_counter() - start
-    size = Size(Point.counter, len(problem._list_of_prepared_constraints), len(problem._list_of_prepared_psd),
-                estimate.expected_seconds)
-    primal = float(problem.objective.eval())
-    diag = _diagnostics(problem)
-    diag["solver_options"] = dict(options)  # {} or RETRY_OPTIONS: which attempt answered
+def _attempt(problem, solver, options, accepted):
+    """One solve with the solver ``options``: (status, solver name, primal value, diagnostics) of an answer that meets
+    every tolerance, else :class:`PEPSolveError` naming what failed."""
+    try:
+        with warnings.catch_warnings():  # cvxpy's "Solution may be inaccurate": the residuals below decide
+            warnings.simplefilter("ignore", UserWarning)
+            problem.solve(wrapper="cvxpy", solver=solver, verbose=0, **options)
+    except Exception as err:  # cvxpy's SolverError and friends: a failed solve, never a number
+        raise PEPSolveError(f"the SDP solver {solver} stopped with an error "
+                            f"({' '.join(str(err).split()) or type(err).__name__})") from err
+    status = str(getattr(problem.wrapper.prob, "status", "unknown"))
+    name = str(getattr(problem.wrapper, "solver_name", solver))
+    if status not in accepted or problem.G_value is None:
+        raise PEPSolveError(f"the SDP solver {name} ended with status {status!r}, not one of {accepted}"
+                            + (" (an unbounded PEP: the assumptions do not bound the quantity)"
+                               if status.startswith("unbounded") else ""))
+    try:
+        primal = float(problem.objective.eval())
+        diag = _diagnostics(problem)
+    except Exception as err:  # an answer without usable primal or dual values
+        raise PEPSolveError(f"the answer of {name} (status {status!r}) has no usable primal and dual solution "
+                            f"({' '.join(str(err).split()) or type(err).__name__})") from err
     value = diag["dual_objective"]
     scale = max(1.0, abs(value))
     diag["duality_gap"] = value - primal
-    bad = {k: diag[k] for k in ("primal_violation",) if diag[k] > TOL_PRIMAL * scale}
-    bad.update({k: diag[k] for k in ("gram_min_eig", "lmi_min_eig") if diag[k] < -TOL_PRIMAL * scale})
+    bad = {k: diag[k] for k in ("primal_violation",) if not diag[k] <= TOL_PRIMAL * scale}
+    bad.update({k: diag[k] for k in ("gram_min_eig", "lmi_min_eig") if not diag[k] >= -TOL_PRIMAL * scale})
     bad.update({k: diag[k] for k in ("residual_min_eig", "dual_min", "lmi_dual_min_eig")
-                if diag[k] < -TOL_FEASIBILITY * scale})
-    if diag["proof_error"] > TOL_PROOF * scale:
+                if not diag[k] >= -TOL_FEASIBILITY * scale})
+    if not diag["proof_error"] <= TOL_PROOF * scale:
         bad["proof_error"] = diag["proof_error"]
-    if abs(diag["duality_gap"]) > TOL_GAP * scale:
+    if not abs(diag["duality_gap"]) <= TOL_GAP * scale:
         bad["duality_gap"] = diag["duality_gap"]
     if bad:
         detail = ", ".join(f"{k} = {v:.3g}" for k, v in bad.items())
-        raise PEPSolveError(f"the SDP solve by {solver_name} (status {status!r}) is not accurate enough to certify a "
-                            f"worst case ({detail}; tolerances: dual {TOL_FEASIBILITY:g}, primal {TOL_PRIMAL:g}, "
-                            f"gap {TOL_GAP:g}, proof {TOL_PROOF:g}, times max(1, value)); no worst case is reported: "
-                            "try a smaller K or T, L = Delta = 1, or solver='SCS'")
+        raise PEPSolveError(f"the answer of {name} (status {status!r}) is not accurate enough to certify a worst case "
+                            f"({detail}; tolerances: dual {TOL_FEASIBILITY:g}, primal {TOL_PRIMAL:g}, gap {TOL_GAP:g}, "
+                            f"proof {TOL_PROOF:g}, times max(1, value))")
+    return status, name, primal, diag
+
+
+def _solve(problem, solver, estimate, settings, accepted, trace=None) -> PEPResult:
+    """Solve, retrying once with Clarabel's :data:`RETRY_OPTIONS` after ANY failure of the first attempt (an error,
+    a status not in ``accepted``, or an answer that fails a residual check); :class:`PEPSolveError` (the cause and
+    the fix, one line) if no attempt gives an answer that meets every tolerance."""
+    from PEPit import Point
+
+    start = time.perf_counter()
+    failures = []
+    for options in [{}] + ([RETRY_OPTIONS] if solver.upper() == "CLARABEL" else []):
+        try:
+            status, solver_name, primal, diag = _attempt(problem, solver, options, accepted)
+            break
+        except PEPSolveError as err:
+            failures.append(str(err))
+    else:
+        retry = ("" if len(failures) == 1 else f"; the same after a retry with {RETRY_OPTIONS}"
+                 if failures[1] == failures[0] else f"; retried with {RETRY_OPTIONS}: {failures[1]}")
+        cause = f"{failures[0]}{retry}; no worst case is reported"
+        raise PEPSolveError(f"{cause}: try a smaller K or T, L = Delta = 1 with eta L <= 1, or solver='SCS'", cause)
+    seconds = time.perf_counter() - start
+    size = Size(Point.counter, len(problem._list_of_prepared_constraints), len(problem._list_of_prepared_psd),
+                estimate.expected_seconds)
+    diag["solver_options"] = dict(options)  # {} or RETRY_OPTIONS: which attempt answered
+    value = diag["dual_objective"]
     if trace is not None:  # the worst-case example, checked independently (dfltheory.pep.interpolation)
         from dfltheory.pep import interpolation
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from dfltheory.pep.compare import compare
-from dfltheory.pep.problem import worst_case
+from dfltheory.pep.problem import MAX_GRAM, worst_case
 
 __all__ = ["W_lambda", "sweep", "plot"]
 
@@ -19,7 +19,11 @@ SWEEPABLE = ("lambda", "T")
 
 def W_lambda(m: int, lam: float) -> np.ndarray:
     """lam I + (1 - lam) 11^T/m: symmetric doubly stochastic (for -1/(m-1) <= lam <= 1), nonunit spectrum {lam}."""
-    if not (-1.0 / max(m - 1, 1) <= lam < 1.0):
+    if isinstance(m, bool) or not isinstance(m, (int, np.integer)) or not 1 <= m <= MAX_GRAM:
+        raise ValueError(f"m must be an integer in [1, {MAX_GRAM}] (the number of agents; a PEP's Gram matrix, of "
+                         f"order > m, is limited to {MAX_GRAM}), got {m!r}")
+    if isinstance(lam, bool) or not isinstance(lam, (int, float, np.integer, np.floating)) or not (
+            -1.0 / max(m - 1, 1) <= lam < 1.0):
         raise ValueError(f"lambda = {lam} gives no doubly stochastic lam I + (1 - lam) 11^T/m for m = {m}; "
                          f"use -1/(m-1) <= lambda < 1")
     return lam * np.eye(m) + (1 - lam) * np.ones((m, m)) / m
@@ -41,7 +45,7 @@ def sweep(name: str, values, algorithm: str, m: int, K: int, T: int, eta: float,
             r = worst_case(algorithm, m, K, T, eta, **mix, **kw)
             at = abs(v)
         else:
-            if int(v) != v:
+            if not float(v).is_integer():
                 raise ValueError(f"--sweep T: {v} is not an integer")
             r = worst_case(algorithm, m, K, int(v), eta, W=W, spectral=spectral, **kw)
             at = lam

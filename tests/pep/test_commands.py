@@ -221,3 +221,17 @@ def test_a_failed_solve_without_sigma_g_or_B_names_the_likely_cause(capsys):
 def test_one_agent_is_refused_on_the_command_line(capsys):
     code, _, err = run(capsys, "pep", "dfedavg", "--m", "1", "--T", "2", "--eta", "0.1", *SET, "--lambda", "0.5")
     assert code == 2 and "--m must be at least 2 agents" in err
+
+
+def test_the_degenerate_class_instance_refused_after_a_failed_check_solves(capsys):
+    """The audit's instance (issue 24): Clarabel ended at an accepted 'optimal_inaccurate', the answer failed the
+    residual checks, and the command exited 3 although a stronger regularization solves it; every failed check is now
+    retried. The class [0.5, 0.5] is the one W(0.5), whose explicit PEP is the independent value."""
+    argv = ["pep", "dfedavg", "--m", "3", "--K", "2", "--T", "5", "--eta", "0.05", *SET, "--json"]
+    code, out, _ = run(capsys, *argv, "--lambda-range", "0.5", "0.5")
+    d = json.loads(out)
+    code_w, out_w, _ = run(capsys, *argv, "--lambda", "0.5")
+    explicit = json.loads(out_w)["worst_case"]
+    assert code == 0 and code_w == 0 and abs(d["worst_case"] - explicit) <= 1e-4 * explicit, (d["worst_case"], explicit)
+    diag = d["pep"]["diagnostics"]
+    assert diag["proof_error"] <= 1e-4 * d["worst_case"] and diag["interpolation"]["interpolable"]
