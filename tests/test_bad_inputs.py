@@ -239,3 +239,23 @@ def test_a_pep_too_large_is_refused_before_its_mixing_matrix_is_built(capsys, mo
     monkeypatch.setattr(sweep, "W_lambda", no_matrix)
     err = one_line_error(capsys, ["pep", "dfedavg", "--m", "100000", "--lambda", "0.5", "--eta", "0.1"], "pep")
     assert "PEP too large: Gram matrix 400001 x 400001 at m = 100000" in err and "reduce m, K or T" in err
+
+
+# ------------------------------------------------------------------------------------------------ issue 24 (empirical)
+@pytest.mark.parametrize("key", sorted(runner.FLOAT_OPTIONS))
+def test_every_float_option_refuses_a_number_no_float32_holds(key):
+    """1e300 passed every range check and crashed a round with 'value cannot be converted to type float'."""
+    with pytest.raises(ValueError, match=rf"--{key.replace('_', '-')} must be a finite number .*at most 3.4e\+38, "
+                                         r"the largest float32\), got 1e\+300"):
+        runner.check_options({key: 1e300})
+
+
+def test_report_names_a_verification_file_that_is_missing_or_not_results(tmp_path, capsys):
+    argv = ["report", "--no-train", "--no-network", "--no-pep", "--no-claims", "--out", str(tmp_path / "rep")]
+    err = one_line_error(capsys, [*argv, "--verification", str(tmp_path / "none.json")], "report")
+    assert "--verification" in err and "no such file; give the JSON that dfltheory.verify.holds.verify returns" in err
+    for content, says in [("root:x:0:0", "is damaged: not valid JSON"), ("[1]", "holds a JSON list, not an object"),
+                          ('{"a": 1}', "not verification results")]:
+        (tmp_path / "v.json").write_text(content)
+        err = one_line_error(capsys, [*argv, "--verification", str(tmp_path / "v.json")], "report")
+        assert says in err and "Expecting value" not in err.split(";")[-1]

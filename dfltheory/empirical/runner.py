@@ -66,6 +66,7 @@ FLOAT_OPTIONS = {
 INT_OPTIONS = {"n": 1, "rounds": 0, "K": 1, "batch_size": 1, "Q": 1, "K_v": 1, "classes_per_client": 1,
                "eval_every": 1, "checkpoint_every": 1, "client_chunk": 1, "threads": 1}  # smallest value
 SEED_MAX = 2 ** 32 - 1
+FLOAT32_MAX = float(torch.finfo(torch.float32).max)  # a step size or radius multiplies float32 models
 
 
 #: on/off options: a config (the Python API) must give them as booleans, not as truthy strings ('no')
@@ -83,10 +84,13 @@ def check_options(cfg: dict) -> None:
         if value is None:
             continue
         ok = (isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
-              and (value >= low if low_in else value > low) and (value <= high if high_in else value < high))
+              and (value >= low if low_in else value > low) and (value <= high if high_in else value < high)
+              and abs(value) <= FLOAT32_MAX)
         if not ok:
             where = (f"{'>=' if low_in else '>'} {low:g}" if high == INF else
                      f"in {'[' if low_in else '('}{low:g}, {high:g}{']' if high_in else ')'}")
+            if isinstance(value, (int, float)) and math.isfinite(value) and abs(value) > FLOAT32_MAX:
+                meaning += f"; at most {FLOAT32_MAX:.3g}, the largest float32"
             raise ValueError(f"--{key.replace('_', '-')} must be a finite number {where} ({meaning}), got {value!r}")
     for key, low in {**INT_OPTIONS, "seed": 0, "data_seed": 0}.items():
         value = cfg.get(key)

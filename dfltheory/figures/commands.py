@@ -3,7 +3,6 @@ a bound over a parameter, a run's measured rate against a bound, topology consta
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 
@@ -68,8 +67,13 @@ def _report(args) -> int:
     output_dir(args.out, "--out")
     verify = not args.no_verify
     if args.verification:
-        verify = json.loads(Path(args.verification).read_text())
-        if not isinstance(verify, dict) or "verdicts" not in verify:
+        from dfltheory.empirical.rundir import read_json
+
+        fix = "give the JSON that dfltheory.verify.holds.verify returns (dfltheory verify --json > FILE)"
+        if not Path(args.verification).is_file():
+            raise ValueError(f"--verification {args.verification}: no such file; {fix}")
+        verify = read_json(args.verification, fix)
+        if "verdicts" not in verify:
             raise ValueError(f"--verification {args.verification}: not verification results (a JSON object with "
                              "'verdicts'); give the file dfltheory.verify.holds.verify wrote")
     build_report(args.out, train=not args.no_train, n=args.n, verify=verify, size=args.size,
