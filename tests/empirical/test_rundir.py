@@ -49,6 +49,13 @@ def damage(path, kind: str, where: float, byte: int) -> None:
 KINDS = st.sampled_from(["flip", "truncate", "delete", "drop line", "append", "null", "[]", "", "{}", '"x"'])
 
 
+def damaged_copy(run, factory, name, kind, where, byte):
+    out = factory.mktemp("damaged") / "r"
+    shutil.copytree(run, out)
+    damage(out / name, kind, where, byte)
+    return out
+
+
 def records(out):
     return [{k: v for k, v in r.items() if k not in VOLATILE} for r in rundir.read_records(out / "metrics.jsonl")]
 
@@ -56,9 +63,7 @@ def records(out):
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(name=st.sampled_from(FILES), kind=KINDS, where=st.floats(0, 1), byte=st.integers(0, 255))
 def test_a_damaged_run_directory_is_refused_or_resumed_exactly(runs, tmp_path_factory, name, kind, where, byte):
-    out = tmp_path_factory.mktemp("damaged") / "r"
-    shutil.copytree(runs / "half", out)
-    damage(out / name, kind, where, byte)
+    out = damaged_copy(runs / "half", tmp_path_factory, name, kind, where, byte)
     try:
         summary = runner.run({**BASE, "rounds": 4, "out": out}, resume=True)
     except ValueError as err:
@@ -75,9 +80,7 @@ def test_a_damaged_run_directory_is_refused_or_resumed_exactly(runs, tmp_path_fa
 @given(name=st.sampled_from(FILES), kind=KINDS, where=st.floats(0, 1), byte=st.integers(0, 255))
 def test_a_damaged_finished_run_is_refused_or_read_back_exactly(runs, tmp_path_factory, name, kind, where, byte):
     """What reads a finished run (verify's cache, plot, constants) gets its records exactly, or a refusal."""
-    out = tmp_path_factory.mktemp("damaged") / "r"
-    shutil.copytree(runs / "whole", out)
-    damage(out / name, kind, where, byte)
+    out = damaged_copy(runs / "whole", tmp_path_factory, name, kind, where, byte)
     try:
         got = records(out)
     except ValueError as err:
