@@ -425,7 +425,8 @@ def train(engine: Engine, evaluator: Evaluator, out, rounds: int, *, config: dic
         diff = sorted(k for k in set(saved) | set(config) if k not in VOLATILE + ("resume",)
                       and saved_run.get(k) != this_run.get(k))
         if config and diff:
-            raise ValueError(f"--resume with a different config ({', '.join(diff)}); use the original options")
+            raise ValueError(f"--resume with a different config ({', '.join(diff)}) than {cfile} records; use the "
+                             "original options (or restore the file)")
         if saved.get("threads") is not None and config.get("threads") not in (None, saved["threads"]):
             print(f"dfltheory train: warning: {out} was started with {saved['threads']} CPU thread(s) and resumes with "
                   f"{config['threads']}; sums then differ at about 1e-8, so the result is not bit-identical to an "
