@@ -68,15 +68,13 @@ class Var:
         return inside & ((arr < self.high) if self.high_open else (arr <= self.high))
 
     def validate(self, value) -> str | None:
-        """Raise :class:`DomainError` if ``value`` (scalar or array) leaves the domain.
+        """Raise :class:`DomainError` if ``value`` (scalar or array) leaves the domain (NaN is outside every domain).
 
         Returns the reason text when some value sits on the ``infinite_at_high`` end, else None.
         """
         import numpy as np
 
         arr = np.asarray(value, dtype=float)
-        if not np.all(np.isfinite(arr)) and not (np.all(~np.isnan(arr))):
-            raise DomainError(f"{self.name} = {value!r} contains NaN; {self.name} is {self.meaning}, domain {self.domain_text}")
         at_high = arr == self.high
         inside = self.within(arr)
         if self.infinite_at_high is not None:

@@ -376,18 +376,13 @@ class Theorem:
                          if self.symbols[str(x)].infinite_at_high is not None) for k, e in self.terms.items()}
 
     def _parse(self, values: Mapping[str, object], need) -> tuple[dict, list[str], object]:
-        """Validate names and domains; returns (values, reasons for +inf, mask of +inf entries)."""
+        """Validate names and domains, then that ``need`` is given (a value given wrong is reported as itself, not
+        as the others missing); returns (values, reasons for +inf, mask of +inf entries)."""
         unknown = sorted(set(values) - set(self.symbols))
         if unknown:
             raise KeyError(
                 f"{self.id}: unknown symbol(s) {unknown}; valid symbols are "
                 + ", ".join(f"{n} ({v.meaning})" for n, v in sorted(self.symbols.items()))
-            )
-        missing = [n for n in need if n not in values]
-        if missing:
-            raise KeyError(
-                f"{self.id}: missing value(s) for {missing}; the bound needs "
-                + ", ".join(f"{n} ({self.symbols[n].meaning})" for n in need)
             )
         reasons, mask = [], False
         out = {}
@@ -405,7 +400,18 @@ class Theorem:
                 reasons.append(reason)
                 mask = mask | (arr == var.high)
             out[name] = arr
+        missing = [n for n in need if n not in values]
+        if missing:
+            raise KeyError(
+                f"{self.id}: missing value(s) for {missing}; the bound needs "
+                + ", ".join(f"{n} ({self.symbols[n].meaning})" for n in need)
+            )
         return out, reasons, mask
+
+    def validate(self, **values) -> None:
+        """Raise, as :meth:`evaluate` would, for an unknown symbol or a value outside its symbol's domain (NaN and
+        infinities included); no value is required."""
+        self._parse(values, ())
 
     def evaluate(self, **values):
         """The bound at the given values (scalars or broadcastable numpy arrays).
@@ -420,8 +426,10 @@ class Theorem:
         out = np.where(mask, np.inf, out) if mask is not False else out
         out = np.broadcast_to(out, np.broadcast_shapes(out.shape, *(np.shape(a) for a in args))).copy()
         bad = np.isnan(out)
-        if np.any(bad):
-            raise DomainError(f"{self.id}: the bound is not defined at {int(bad.sum())} of the given points")
+        if np.any(bad):  # every value is in its domain: an inf - inf or 0 * inf of overflowing terms
+            raise DomainError(f"{self.id}: the bound is not defined (NaN) at {int(bad.sum())} of the given points: "
+                              "values this extreme overflow double precision (inf - inf between its terms); move them "
+                              "towards moderate values")
         lost = np.isinf(out) & ~np.broadcast_to(np.asarray(mask, dtype=bool), out.shape)
         if np.any(lost):  # inf where no symbol sits on a documented infinite end: overflow or cancellation
             raise DomainError(f"{self.id}: the bound overflows to inf at {int(lost.sum())} of the given points, where "

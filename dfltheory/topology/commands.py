@@ -19,6 +19,7 @@ import math
 
 import numpy as np
 
+from dfltheory.topology import checks
 from dfltheory.topology.core import KEYS, NAMES, REGISTRY, analyze, analyze_matrix
 from dfltheory.topology.weights import RULES
 
@@ -30,12 +31,23 @@ TABLE = (("topology", "topology", "s"), ("weights", "weights", "s"), ("lambda", 
          ("delta", "delta", ".4f"), ("q_measured", "q_meas", ".4f"), ("one_minus_q", "1-q_SGP", ".3e"))
 
 
+def integer(text: str) -> int:
+    """argparse type of a count: an integer, also in exponent form (--n 1e6); 2.5, nan and inf are refused."""
+    try:
+        return int(text)
+    except ValueError:
+        value = float(text)  # a ValueError here is argparse's "invalid integer value: '...'"
+        if not value.is_integer():
+            raise
+        return int(value)
+
+
 def parse_params(text: str | None) -> dict:
     """'key=value,key=value' -> params; values become int, float, or stay strings (None or '' -> {})."""
     params = {}
     for item in filter(None, (text or "").split(",")):
         key, eq, value = (part.strip() for part in item.partition("="))
-        if not eq:
+        if not eq or not key:
             raise ValueError(f"bad parameter {item!r} in {text!r}; write key=value,key=value")
         for cast in (int, float):
             try:
@@ -128,6 +140,7 @@ def _print_report(r, as_json: bool) -> None:
 
 
 def run(args) -> int:
+    checks.arguments(cli=True, n=args.n, seed=args.seed, Q=args.Q, horizon=args.horizon, d=args.d, K_u=args.K_u)
     names = list(args.names)
     if args.matrix is not None:
         _print_report(_run_matrix(args), args.json)
@@ -164,12 +177,13 @@ def register(subparsers) -> None:
                    help="a topology (NAME or NAME:key=value,...), 'compare NAME...', or 'list'")
     p.add_argument("--matrix", metavar="FILE", help="analyse your own mixing matrix W (or push-sum P) instead: a "
                    ".npy, .csv (n rows of n comma-separated numbers) or Matrix Market .mtx file")
-    p.add_argument("--n", type=int, default=None, help="number of clients (default 100)")
+    p.add_argument("--n", type=integer, default=None, help="number of clients (default 100)")
     p.add_argument("--weights", default="default", help=f"weight rule: {', '.join(RULES)} or default")
-    p.add_argument("--seed", type=int, default=None, help="seed of random topologies (default 0)")
-    p.add_argument("--Q", type=int, default=1, help="gossip steps per round for lambda^Q and Phi (default 1)")
-    p.add_argument("--horizon", type=int, default=50, help="rounds analysed for time-varying/push-sum (default 50)")
+    p.add_argument("--seed", type=integer, default=None, help="seed of random topologies (default 0)")
+    p.add_argument("--Q", type=integer, default=1, help="gossip steps per round for lambda^Q and Phi (default 1)")
+    p.add_argument("--horizon", type=integer, default=50,
+                   help="rounds analysed for time-varying/push-sum (default 50)")
     p.add_argument("--d", type=float, default=1.0, help="model dimension in the SGP bound on C (default 1)")
-    p.add_argument("--K-u", dest="K_u", type=int, default=1, help="K_u of seed 003's q (default 1)")
+    p.add_argument("--K-u", dest="K_u", type=integer, default=1, help="K_u of seed 003's q (default 1)")
     p.add_argument("--json", action="store_true", help="print the JSON dict (stable keys, see docs/topology.md)")
     p.set_defaults(func=run)

@@ -15,11 +15,12 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.sparse.csgraph import shortest_path
 
-from dfltheory.topology import graphs, memory, pushsum, spectral
+from dfltheory.topology import checks, graphs, memory, pushsum, spectral
 from dfltheory.topology.weights import SYMMETRIC_ONLY, check_rule, circulant_weight, mixing_matrix
 
 INF = float("inf")
 CACHE_ROUNDS = 128
+DENSE_MATRIX_MAX_N = 20000  # Topology.matrix() refuses a dense n x n array above this (3.2 GB at n = 20000)
 
 
 @dataclass(frozen=True)
@@ -73,6 +74,23 @@ PARAMS: dict[str, tuple[str, ...]] = {
     "random": ("k", "direction"), "neighbour-selection": ("k", "losses"), "code-grid": ("stride",),
     "code-random": ("k",), "code-er": ("p",), "code-ws": ("k", "p"),
 }
+#: The validator of each parameter, called with (value, n) before any memory estimate or graph
+_PARAM_CHECKS: dict[str, Callable] = {
+    "k": graphs.check_k, "p": lambda p, n: graphs.check_p(p), "rows": lambda rows, n: graphs.grid_shape(n, rows),
+    "stride": lambda s, n: graphs.check_stride(s), "direction": lambda d, n: graphs.check_direction(d),
+    "losses": graphs.check_losses,
+}
+
+
+def check_params(name: str, n: int, params: dict) -> None:
+    """Refuse a parameter that topology ``name`` does not take, or a value outside its range (k > n - 1, p > 1,
+    ...), before anything is estimated or built: a bad value is reported as itself, never as a memory problem."""
+    unknown = set(params) - set(PARAMS.get(name, ()))
+    if unknown:
+        raise ValueError(f"bad parameter {', '.join(sorted(unknown))} for topology {name!r}; it takes "
+                         f"{', '.join(PARAMS.get(name, ())) or 'no parameters'}")
+    for key, value in params.items():
+        _PARAM_CHECKS[key](value, n)
 
 
 def _spec(name: str) -> Spec:
@@ -160,9 +178,11 @@ class Topology:
         return self._cache[key]
 
     def matrix(self, t: int = 0) -> np.ndarray:
-        """Mixing matrix of round t, dense float64 (n x n); fixed topologies ignore t."""
-        if self.n > 20000:
-            raise ValueError(f"n={self.n} is too large for a dense matrix; use sparse_matrix(t) or circulant_row()")
+        """Mixing matrix of round t, dense float64 (n x n); fixed topologies ignore t (n <= DENSE_MATRIX_MAX_N:
+        :meth:`sparse_matrix` and :meth:`circulant_row` hold larger ones)."""
+        if self.n > DENSE_MATRIX_MAX_N:
+            raise ValueError(f"n = {self.n:,} is too large for a dense mixing matrix ({8e-9 * self.n ** 2:.3g} GB; "
+                             f"n <= {DENSE_MATRIX_MAX_N:,}); lower n")
         return self.sparse_matrix(t).toarray()
 
     def spectrum(self, t: int = 0, method: str = "auto") -> spectral.Spectrum:
@@ -174,12 +194,13 @@ class Topology:
         return spectral.spectrum(self.sparse_matrix(t), method=method)
 
     def check_size(self, horizon: int | None = None) -> None:
-        """Refuse, before anything large is allocated, an analysis that cannot run: per-round spectra of a large
-        time-varying directed topology, or more memory than the machine has free (:mod:`memory`)."""
+        """Refuse, before anything large is allocated, an analysis that cannot run: bad parameters, per-round
+        spectra of a large time-varying directed topology, or more memory than the machine has free (:mod:`memory`)."""
+        check_params(self.name, self.n, self.params)
         if self.time_varying and self.directed and self.n > spectral.DENSE_MAX_N:
-            raise ValueError(f"n={self.n}: per-round spectra of a time-varying directed topology need the dense path "
-                             f"(n <= {spectral.DENSE_MAX_N}); lower n")
-        rule = self.spec.default_weights if self.weights == "default" else self.weights
+            raise ValueError(f"n = {self.n:,}: per-round spectra of a time-varying directed topology need the dense "
+                             f"path (n <= {spectral.DENSE_MAX_N}); lower n")
+        rule = check_rule(self.spec.default_weights if self.weights == "default" else self.weights)
         memory.check(self.name, self.n, self.params, horizon, weights=rule)
 
 
@@ -233,17 +254,15 @@ def build(name: str, n: int, weights: str = "metropolis", seed: int | None = 0, 
     """Build topology ``name`` on ``n`` clients with weight rule ``weights`` ('default': the topology's own rule)."""
     spec = _spec(name)
     n = graphs.check_n(n)
+    checks.arguments(seed=seed)
     if weights == "default":
         weights = spec.default_weights
-    memory.check(name, n, params, analysis=False, weights=weights)
     check_rule(weights)
+    check_params(name, n, params)
+    memory.check(name, n, params, analysis=False, weights=weights)
     if seed is None:
         seed = int(np.random.SeedSequence().entropy % (2 ** 32))
     topo = Topology(name, n, weights, seed, dict(params))
-    unknown = set(params) - set(PARAMS.get(name, ()))
-    if unknown:
-        raise ValueError(f"bad parameter {', '.join(sorted(unknown))} for topology {name!r}; it takes "
-                         f"{', '.join(PARAMS.get(name, ())) or 'no parameters'}")
     if topo.circulant is None or topo.n <= 2000:
         topo.sparse_matrix(0)  # fail early on a rule that does not fit the graph
     else:
@@ -282,6 +301,7 @@ def analyze(name: str, n: int, weights: str = "metropolis", seed: int | None = 0
     """Every constant of topology ``name`` (see :data:`KEYS`, docs/topology.md). Unavailable values are None with
     the reason in ``notes``; quantities that are infinite by definition (disconnected graph) are float('inf')."""
     _spec(name)
+    checks.arguments(seed=seed, Q=Q, horizon=horizon, d=d, K_u=K_u)
     Topology(name, graphs.check_n(n), weights, seed, dict(params)).check_size(horizon)  # before building anything
     return analyze_topology(build(name, n, weights=weights, seed=seed, **params), Q=Q, horizon=horizon, d=d, K_u=K_u)
 
@@ -291,6 +311,7 @@ def analyze_matrix(W, Q: int = 1, horizon: int | None = None, d: float = 1.0, K_
     """:func:`analyze` for a user's matrix (array, sparse matrix or file path, see :func:`from_matrix`): the same
     keys; ``topology`` is 'matrix', ``weights`` 'given', ``params`` {'file': path}; ``notes['definition1']`` names
     the first property of Definition 1 that fails (n <= DENSE_MAX_N)."""
+    checks.arguments(Q=Q, horizon=horizon, d=d, K_u=K_u)  # before the file is read
     return analyze_topology(from_matrix(W, source=source), Q=Q, horizon=horizon, d=d, K_u=K_u)
 
 
@@ -299,6 +320,7 @@ def analyze_topology(topo: Topology, Q: int = 1, horizon: int | None = None, d: 
     slow down 100 x 100 products)."""
     from threadpoolctl import threadpool_limits
 
+    checks.arguments(Q=Q, horizon=horizon, d=d, K_u=K_u)
     topo.check_size(horizon)
     with threadpool_limits(1 if topo.n <= spectral.DENSE_MAX_N else None):
         return _analyze(topo, Q, horizon, d, K_u)
@@ -307,9 +329,6 @@ def analyze_topology(topo: Topology, Q: int = 1, horizon: int | None = None, d: 
 def _analyze(topo: Topology, Q: int, horizon: int | None, d: float, K_u: int) -> dict:
     if horizon is None:
         horizon = 50
-    if isinstance(horizon, bool) or not isinstance(horizon, (int, np.integer)) or horizon < 1:
-        raise ValueError(f"horizon must be an integer >= 1, got {horizon!r}")
-    spectral.lambda_q(0.5, Q)  # validates Q
     n = topo.n
     notes: dict = {}
     out = dict.fromkeys(KEYS)

@@ -3,6 +3,7 @@
 Formats, by suffix: ``.npy`` (numpy.save; no pickles), ``.csv`` (n rows of n comma-separated numbers, no header;
 numpy.savetxt(path, W, delimiter=",") writes one), ``.mtx`` (Matrix Market, scipy.io.mmwrite; read as a sparse
 matrix when stored as coordinates). Every problem raises ValueError naming the file, what is wrong and the fix.
+The size a .npy or .mtx header declares is checked (square, and :mod:`memory`) before the entries are read.
 """
 
 from __future__ import annotations
@@ -13,18 +14,38 @@ from pathlib import Path
 import numpy as np
 import scipy.sparse as sp
 
-from dfltheory.topology.spectral import check_matrix, check_stochastic
+from dfltheory.topology import memory
+from dfltheory.topology.spectral import check_matrix, check_shape, check_stochastic
 
 FORMATS = (".npy", ".csv", ".mtx")
 KINDS = "a .npy, .csv or .mtx file"
+FIXES = {".npy": "write it with numpy.save(path, W)",
+         ".csv": "write n rows of n comma-separated numbers, no header (numpy.savetxt(path, W, delimiter=','))",
+         ".mtx": "write it with scipy.io.mmwrite(path, W)"}
 
 
-def _read(path: Path):
+def _declared(path: Path) -> tuple[tuple, float, str] | None:
+    """(shape, stored entries, 'dense' or 'sparse') as the header of a .npy or .mtx file declares them, read without
+    reading the entries; None for a .csv (no header)."""
     suffix = path.suffix.lower()
     if suffix == ".npy":
         with open(path, "rb") as fh:
             if fh.read(6) != b"\x93NUMPY":
                 raise ValueError("no .npy header (the file was not written by numpy.save)")
+        shape = np.load(path, mmap_mode="r", allow_pickle=False).shape  # maps the file: reads the header alone
+        return shape, float(np.prod(shape, dtype=float)), "dense"
+    if suffix == ".mtx":
+        import scipy.io
+
+        rows, cols, entries, layout, _, symmetry = scipy.io.mminfo(path)
+        stored = "dense" if layout == "array" else "sparse"
+        return (rows, cols), float(entries) * (1 if symmetry == "general" else 2), stored
+    return None
+
+
+def _read(path: Path):
+    suffix = path.suffix.lower()
+    if suffix == ".npy":
         return np.load(path, allow_pickle=False)
     if suffix == ".csv":
         with warnings.catch_warnings():
@@ -53,16 +74,26 @@ def load_matrix(path, stochastic: bool = True):
         raise ValueError(f"matrix file {str(path)!r}: unknown type {path.suffix or '(no suffix)'!r}; save the "
                          "matrix as .npy (numpy.save), .csv (numpy.savetxt with delimiter=',') or .mtx "
                          "(scipy.io.mmwrite)")
+    declared = _unless_unreadable(_declared, path)
+    if declared is not None:
+        shape, entries, stored = declared
+        try:  # before a byte of the entries is read: a header may declare n = 10^9 with two entries
+            memory.check("matrix", check_shape(shape), analysis=False, nnz=entries, stored=stored)
+        except ValueError as err:
+            raise ValueError(f"matrix file {str(path)!r}: {err}") from None
+    W = _unless_unreadable(_read, path)
+    return check_file_matrix(sp.csr_array(W) if sp.issparse(W) else np.asarray(W), path, stochastic)
+
+
+def _unless_unreadable(read, path: Path):
+    """read(path), with whatever numpy/scipy raise on a bad file (ValueError, OSError, EOFError, IndexError, ...)
+    turned into one ValueError naming the file and how to write it."""
     try:
-        W = _read(path)
-    except Exception as err:  # numpy/scipy raise ValueError, OSError, EOFError, IndexError, ... on a bad file
+        return read(path)
+    except Exception as err:
         detail = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
         raise ValueError(f"matrix file {str(path)!r} cannot be read as a {path.suffix} matrix ({detail}); "
-                         + {".npy": "write it with numpy.save(path, W)",
-                            ".csv": "write n rows of n comma-separated numbers, no header "
-                                    "(numpy.savetxt(path, W, delimiter=','))",
-                            ".mtx": "write it with scipy.io.mmwrite(path, W)"}[path.suffix.lower()]) from err
-    return check_file_matrix(sp.csr_array(W) if sp.issparse(W) else np.asarray(W), path, stochastic)
+                         + FIXES[path.suffix.lower()]) from err
 
 
 def check_file_matrix(W, path, stochastic: bool = True, where: str = ""):

@@ -18,28 +18,48 @@ import math
 import networkx as nx
 import numpy as np
 
+from dfltheory.topology.checks import ARGUMENTS, default_k, number
+
+DIRECTIONS = ("out", "in", "undirected", "regular")
+
 
 def check_n(n) -> int:
     """Validate the number of clients (an integer >= 2)."""
-    if isinstance(n, bool) or not isinstance(n, (int, np.integer)):
-        raise ValueError(f"n must be an integer number of clients, got {n!r}")
-    if n < 2:
-        raise ValueError(f"n must be at least 2 (a network needs two clients), got n={n}")
-    return int(n)
+    return number(n, "n", **ARGUMENTS["n"])
 
 
 def check_k(k, n: int, what: str = "k") -> int:
     """Validate a neighbour count 1 <= k <= n - 1."""
-    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or not 1 <= k <= n - 1:
-        raise ValueError(f"{what} must be an integer in [1, n-1] = [1, {n - 1}], got {what}={k!r}; "
-                         f"lower {what} (on the command line: --topology-params {what}=...) or raise n")
-    return int(k)
+    return number(k, what, 1, n - 1, integer=True, meaning="the neighbours per client, at most n - 1")
 
 
 def check_p(p, what: str = "p") -> float:
-    if not (isinstance(p, (int, float, np.floating)) and 0.0 <= float(p) <= 1.0):
-        raise ValueError(f"{what} must be a probability in [0, 1], got {p!r}")
-    return float(p)
+    return number(p, what, 0.0, 1.0, meaning="an edge probability")
+
+
+def check_stride(stride) -> int:
+    """Validate the second hop of the code's grid (any integer >= 1; only stride mod n matters)."""
+    return number(stride, "stride", low=1, integer=True, meaning="the code grid's second hop i +- stride")
+
+
+def check_direction(direction) -> str:
+    if direction not in DIRECTIONS:
+        raise ValueError(f"direction must be 'out', 'in', 'undirected' or 'regular', got {direction!r}")
+    return direction
+
+
+def check_losses(losses, n: int) -> np.ndarray:
+    """Validate the clients' losses of the neighbour selection: n finite numbers (a sequence, from Python)."""
+    try:
+        f = np.asarray(losses, dtype=float)
+        bad = (f"shape {f.shape}" if f.shape != (n,) else
+               f"{np.count_nonzero(~np.isfinite(f))} NaN or infinite values" if not np.all(np.isfinite(f)) else "")
+    except (TypeError, ValueError):
+        bad = repr(losses)
+    if bad:
+        raise ValueError(f"losses must be a sequence of {n} finite numbers (one per client), got {bad}; leave it "
+                         "out for a fixed U(0, 1) draw from the seed")
+    return f
 
 
 def round_rng(seed, t: int) -> np.random.Generator:
@@ -82,7 +102,7 @@ def circulant_offsets(name: str, n: int, **params) -> tuple[list[int], bool] | N
     if name in ("full", "code-full"):
         return list(range(1, n)), False
     if name == "code-grid":
-        s = params.get("stride", 9)
+        s = check_stride(params.get("stride", 9))
         return [1, -1, s, -s], False
     return None
 
@@ -95,18 +115,20 @@ def ring(n, seed=None) -> nx.Graph:
     return _circulant_graph(n, [1, -1], directed=False)
 
 
-def _grid_shape(n: int, rows):
+def grid_shape(n: int, rows) -> tuple[int, int]:
+    """(rows, columns) of the n-client grid: ``rows`` must divide n; None picks the largest divisor <= sqrt(n)."""
     if rows is None:
         rows = max(r for r in range(1, math.isqrt(n) + 1) if n % r == 0)
-    if not isinstance(rows, (int, np.integer)) or rows < 1 or n % rows:
-        raise ValueError(f"rows must divide n={n}, got rows={rows!r}")
-    return int(rows), n // int(rows)
+    rows = number(rows, "rows", 1, n, integer=True, meaning="the grid's rows, a divisor of n")
+    if n % rows:
+        raise ValueError(f"rows must divide n={n}, got rows={rows}")
+    return rows, n // rows
 
 
 def grid(n, seed=None, rows=None) -> nx.Graph:
     """2-D grid (no wrap-around), rows x (n/rows) with rows the largest divisor <= sqrt(n) by default."""
     n = check_n(n)
-    r, c = _grid_shape(n, rows)
+    r, c = grid_shape(n, rows)
     G = nx.convert_node_labels_to_integers(nx.grid_2d_graph(r, c), ordering="sorted")
     return G
 
@@ -114,7 +136,7 @@ def grid(n, seed=None, rows=None) -> nx.Graph:
 def torus(n, seed=None, rows=None) -> nx.Graph:
     """2-D torus (periodic grid), rows x (n/rows); 10 x 10 at n = 100 (dfedadmm.md §5.5)."""
     n = check_n(n)
-    r, c = _grid_shape(n, rows)
+    r, c = grid_shape(n, rows)
     G = nx.Graph()
     G.add_nodes_from(range(n))
     for i in range(r):
@@ -147,11 +169,12 @@ def erdos_renyi(n, seed=None, p=0.1) -> nx.Graph:
     return nx.erdos_renyi_graph(check_n(n), check_p(p), seed=seed)
 
 
-def watts_strogatz(n, seed=None, k=8, p=0.1) -> nx.Graph:
-    """Watts-Strogatz small world: ring lattice with k nearest neighbours, rewiring probability p."""
+def watts_strogatz(n, seed=None, k=None, p=0.1) -> nx.Graph:
+    """Watts-Strogatz small world: ring lattice with k nearest neighbours (default 8, at most n - 1), rewiring
+    probability p."""
     n = check_n(n)
-    check_k(k, n)
-    return nx.watts_strogatz_graph(n, int(k), check_p(p), seed=seed)
+    k = check_k(default_k("watts-strogatz", n) if k is None else k, n)
+    return nx.watts_strogatz_graph(n, k, check_p(p), seed=seed)
 
 
 # ---------------------------------------------------------------- fixed directed graphs
@@ -162,9 +185,10 @@ def exponential_directed(n, seed=None) -> nx.DiGraph:
     return _circulant_graph(n, exponential_offsets(n), directed=True)
 
 
-def k_out(n, seed=None, k=10) -> nx.DiGraph:
-    """Random directed k-out graph: every client sends to k distinct others drawn uniformly (fixed over rounds)."""
-    return random_k(n, seed=seed, k=k, t=0, direction="out")
+def k_out(n, seed=None, k=None) -> nx.DiGraph:
+    """Random directed k-out graph: every client sends to k distinct others (default 10, at most n - 1) drawn
+    uniformly (fixed over rounds)."""
+    return random_k(n, seed=seed, k=default_k("k-out", check_n(n)) if k is None else k, t=0, direction="out")
 
 
 # ---------------------------------------------------------------- time-varying graphs
@@ -176,8 +200,9 @@ def one_peer_exponential(n, seed=None, t=0) -> nx.DiGraph:
     return _circulant_graph(n, [offs[t % len(offs)]], directed=True)
 
 
-def random_k(n, seed=None, k=10, t=0, direction="out") -> nx.Graph:
-    """The papers' "random" topology: a fresh draw every round t, k neighbours per client.
+def random_k(n, seed=None, k=None, t=0, direction="out") -> nx.Graph:
+    """The papers' "random" topology: a fresh draw every round t, k neighbours per client (default 10, at most
+    n - 1).
 
     direction='out': client i sends to k distinct others drawn uniformly without replacement (seed 000, L275-279,
     push-sum; dfedsgpsm.md §7). direction='in': client i pulls from k uniformly drawn others (seed 003, L189, L362-366;
@@ -186,9 +211,8 @@ def random_k(n, seed=None, k=10, t=0, direction="out") -> nx.Graph:
     random k-regular undirected graph (networkx's ``random_regular_graph``; k n must be even), exactly k neighbours
     per client, the symmetric arm with the directed arms' neighbour budget (issue 22)."""
     n = check_n(n)
-    k = check_k(k, n)
-    if direction not in ("out", "in", "undirected", "regular"):
-        raise ValueError(f"direction must be 'out', 'in', 'undirected' or 'regular', got {direction!r}")
+    k = check_k(default_k("random", n) if k is None else k, n)
+    check_direction(direction)
     rng = round_rng(seed, t)
     if direction == "regular":
         if k * n % 2:
@@ -206,19 +230,18 @@ def random_k(n, seed=None, k=10, t=0, direction="out") -> nx.Graph:
     return G
 
 
-def neighbour_selection(n, seed=None, k=10, t=0, losses=None) -> nx.DiGraph:
+def neighbour_selection(n, seed=None, k=None, t=0, losses=None) -> nx.DiGraph:
     """Loss-driven out-neighbour selection of DFedSGPSM-S (seed 000 App. A.1, eq. (2), L285-289).
 
     p(b_ij) = exp(|f_i - f_j|) / sum_j exp(|f_i - f_j|). Choices the paper leaves open (dfedsgpsm.md §3.2, §11),
-    made here: k draws without replacement among j != i (the self-loop is always kept by the weight rule),
-    fresh draws every round; ``losses`` (length n) default to a fixed draw of U(0, 1) from ``seed``."""
+    made here: k draws (default 10, at most n - 1) without replacement among j != i (the self-loop is always kept by
+    the weight rule), fresh draws every round; ``losses`` (length n) default to a fixed draw of U(0, 1) from
+    ``seed``."""
     n = check_n(n)
-    k = check_k(k, n)
+    k = check_k(default_k("neighbour-selection", n) if k is None else k, n)
     if losses is None:
         losses = (np.random.default_rng() if seed is None else np.random.default_rng([int(seed)])).random(n)
-    f = np.asarray(losses, dtype=float)
-    if f.shape != (n,) or not np.all(np.isfinite(f)):
-        raise ValueError(f"losses must be {n} finite numbers, got shape {f.shape}")
+    f = check_losses(losses, n)
     rng = round_rng(seed, t)
     logits = np.abs(f[:, None] - f[None, :])
     np.fill_diagonal(logits, -np.inf)
@@ -264,7 +287,7 @@ def code_graph(name: str, n, seed=None, t: int = 0, **params) -> nx.Graph:
     if name == "code-exp":
         return _circulant_graph(n, circulant_offsets(name, n)[0], directed=True)
     if name == "code-random":
-        k = check_k(params.get("k", 9), n)
+        k = check_k(params.get("k", default_k(name, n)), n)
         rng = round_rng(seed, t)
         others = np.argsort(rng.random((n, n - 1)), axis=1)[:, :k]
         picks = others + (others >= np.arange(n)[:, None])
@@ -277,6 +300,6 @@ def code_graph(name: str, n, seed=None, t: int = 0, **params) -> nx.Graph:
         s = None if seed is None else int(seed) + int(t)
         return nx.erdos_renyi_graph(n, check_p(params.get("p", 0.1)), seed=s)
     if name == "code-ws":
-        k = check_k(params.get("k", 8), n)
+        k = check_k(params.get("k", default_k(name, n)), n)
         return nx.watts_strogatz_graph(n, k, check_p(params.get("p", 0.1)), seed=seed)
     raise ValueError(f"unknown code topology {name!r}")

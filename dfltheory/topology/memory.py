@@ -16,22 +16,27 @@ naming the need, the limit and the largest n that fits. The coefficients are pea
   undirected graph); dense eigenvalues of one n x n matrix 48 n^2 B (every other W, e.g. 'uniform' or 'push-sum'
   weights on a non-regular graph);
 * push-sum constants (n <= DENSE_MAX_N): the T dense rounds and their boolean patterns, 11 T n^2 B, + 48 n^2 B
-  for the product P(t-1)...P(0), with T = horizon for a time-varying topology and 1 otherwise;
-* 1 kB per analysed round of a time-varying topology.
+  for the product P(t-1)...P(0), with T = horizon for a time-varying topology and 1 otherwise, + 100 B per round
+  of the horizon for the measured kernel e(t) (measured 70-80 B/round, any n);
+* 1 kB per analysed round of a time-varying topology;
+* a matrix file (``stored``, checked from its header before it is read): 16 B per entry of a dense one (.npy,
+  Matrix Market array; measured 9 B), 40 B per row + 40 B per stored entry of a Matrix Market coordinate one
+  (measured 28 + 28 B), the CSR conversion and the stochasticity check included.
 """
 
 from __future__ import annotations
 
 import math
+import numbers
 import os
+
+from dfltheory.topology.checks import default_k
 
 FRACTION = 0.75  # of the memory available when the analysis starts
 DENSE_MAX_N = 2000  # = spectral.DENSE_MAX_N (not imported: this module must stay import-light and cycle-free)
 CACHE_ROUNDS = 128  # = core.CACHE_ROUNDS
 
-# default neighbour counts / probabilities of the generators (graphs.py)
-_K = {"watts-strogatz": 8, "k-out": 10, "random": 10, "neighbour-selection": 10, "code-random": 9, "code-ws": 8}
-_P = {"erdos-renyi": 0.1, "code-er": 0.1}
+_P = {"erdos-renyi": 0.1, "code-er": 0.1}  # default edge probabilities of the generators (graphs.py)
 _DENSE_DRAW = {"random": 24, "k-out": 24, "code-random": 25, "neighbour-selection": 48}  # bytes per n^2
 _SYMMETRIC_RULES = ("metropolis", "max-degree", "lazy-metropolis", "sinkhorn")  # symmetric W on undirected graphs
 _TIME_VARYING = ("one-peer-exponential", "random", "neighbour-selection", "code-random", "code-er")
@@ -74,20 +79,21 @@ def _edges(name: str, n: int, params: dict) -> float:
         return float(n)
     if name in _P:
         return _number(params, "p", _P[name]) * n * (n - 1)
-    k = _number(params, "k", _K.get(name, 10))
+    k = _number(params, "k", default_k(name, n))
     undirected = name in ("watts-strogatz", "code-ws", "code-random") or params.get("direction") == "undirected"
     return (2.0 if undirected else 1.0) * k * n
 
 
 def topology_bytes(name: str, n: int, params: dict | None = None, horizon: int | None = 50, analysis: bool = True,
                    weights: str = "metropolis", symmetric: bool | None = None,
-                   nnz: float | None = None) -> dict[str, float]:
+                   nnz: float | None = None, stored: str | None = None) -> dict[str, float]:
     """Estimated peak bytes of building (``analysis=False``) or analysing topology ``name`` on n clients with the
     weight rule ``weights``, by part.
 
-    ``name='matrix'`` is a user-given matrix with ``nnz`` non-zeros (already in memory: only the analysis counts)."""
+    ``name='matrix'`` is a user-given matrix with ``nnz`` non-zeros: in memory already (``stored=None``: only the
+    analysis counts), or in a file that stores it ``'dense'`` or ``'sparse'`` (reading it counts)."""
     params = params or {}
-    horizon = horizon if isinstance(horizon, int) and horizon >= 1 else 50
+    horizon = int(horizon) if isinstance(horizon, numbers.Integral) and horizon >= 1 else 50
     tv = name in _TIME_VARYING
     rounds = horizon if tv else 1
     deg = _circulant_degree(name, n, params)
@@ -95,6 +101,8 @@ def topology_bytes(name: str, n: int, params: dict | None = None, horizon: int |
     if name == "matrix":
         edges = float(nnz or 0)
         sym = bool(symmetric)
+        if stored is not None:
+            parts["reading the matrix file"] = 16.0 * float(n) ** 2 if stored == "dense" else 40.0 * (n + edges)
     elif deg is not None:
         edges = float(deg) * n
         parts["the circulant graph, its FFT spectrum and diameter"] = 64.0 * n + 48.0 * edges
@@ -115,9 +123,10 @@ def topology_bytes(name: str, n: int, params: dict | None = None, horizon: int |
         else:
             parts["dense eigenvalues"] = 48.0 * float(n) ** 2
     if n <= DENSE_MAX_N:
-        parts[f"the push-sum constants over {rounds} dense round(s)"] = (11.0 * rounds + 48.0) * float(n) ** 2
+        parts[f"the push-sum constants over {rounds:,} dense round(s)"] = (11.0 * rounds + 48.0) * float(n) ** 2
+        parts[f"the measured push-sum kernel over {horizon:,} rounds"] = 100.0 * horizon
     if tv:
-        parts[f"{horizon} analysed rounds"] = 1000.0 * horizon
+        parts[f"{horizon:,} analysed rounds"] = 1000.0 * horizon
     return parts
 
 
@@ -125,10 +134,24 @@ def _gb(x: float) -> str:
     return f"{x / 1e9:.3g} GB" if x >= 1e8 else f"{x / 1e6:.3g} MB"
 
 
+def _largest(fits, high: int) -> int:
+    """The largest m in [1, high] with fits(m) (fits grows false with m; 0 if even 1 does not fit), rounded down to
+    three significant digits (so it still fits)."""
+    if not fits(1):
+        return 0
+    lo, hi = 1, high
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        lo, hi = (mid, hi) if fits(mid) else (lo, mid)
+    scale = 10 ** max(0, len(str(lo)) - 3)
+    return lo // scale * scale
+
+
 def check(name: str, n: int, params: dict | None = None, horizon: int | None = 50, analysis: bool = True,
           weights: str = "metropolis", **matrix) -> None:
     """Raise ValueError, before anything is allocated, when :func:`topology_bytes` exceeds FRACTION of the free
-    memory; the message names the need, its largest part, the limit and the largest n that fits."""
+    memory; the message names the need, its largest part, the limit and the fix: the largest n that fits (a
+    named topology) and, where the horizon's rounds weigh most, the largest horizon that fits at this n."""
     parts = topology_bytes(name, n, params, horizon, analysis, weights, **matrix)
     need = sum(parts.values())
     free = available_bytes()
@@ -137,20 +160,26 @@ def check(name: str, n: int, params: dict | None = None, horizon: int | None = 5
         return
     what = max(parts, key=parts.get)
     label = "a matrix" if name == "matrix" else name
-    if name == "matrix":
-        fix = "analyse a smaller matrix, or a symmetric sparse one (Lanczos path)"
-    else:
-        def fits(m):
-            return sum(topology_bytes(name, m, params, horizon, analysis, weights, **matrix).values()) <= limit
 
-        lo, hi = 1, n  # the largest m that fits, by bisection (the estimate grows with n)
-        while hi - lo > 1:
-            mid = (lo + hi) // 2
-            lo, hi = (mid, hi) if fits(mid) else (lo, mid)
-        scale = 10 ** max(0, len(str(lo)) - 3)
-        lo = lo // scale * scale  # "about": three significant digits, rounded down (still fits)
-        by_rounds = "round" in what
-        fix = (f"the largest n that fits is about {lo:,}" + (f" at horizon {horizon}" if by_rounds else "")
-               + ": lower n" + (" or the horizon" if by_rounds else "")) if lo >= 2 else "lower the horizon"
+    def fits(m, h):
+        return sum(topology_bytes(name, m, params, h, analysis, weights, **matrix).values()) <= limit
+
+    by_rounds = "round" in what and isinstance(horizon, numbers.Integral)
+    largest_n = _largest(lambda m: fits(m, horizon), n) if name != "matrix" else 0
+    longest = _largest(lambda h: fits(n, h), horizon) if by_rounds else 0
+    fixes, levers = [], []
+    if largest_n >= 2:
+        fixes.append(f"the largest n that fits is about {largest_n:,}" + (f" at horizon {horizon:,}" if by_rounds
+                                                                          else ""))
+        levers.append("n")
+    if longest:
+        fixes.append(f"the longest horizon that fits at n = {n:,} is about {longest:,}")
+        levers.append("the horizon")
+    if levers:
+        fix = ", ".join(fixes) + ": lower " + " or ".join(levers)
+    elif name == "matrix":
+        fix = "analyse a smaller matrix" + (", or a symmetric sparse one (Lanczos path)" if analysis else "")
+    else:
+        fix = "free some memory: not even n = 2 fits"
     raise ValueError(f"n = {n:,} needs about {_gb(need)} for {label} (mostly {what}: {_gb(parts[what])}), more than "
                      f"the {_gb(limit)} it may use ({FRACTION:.0%} of the {_gb(free)} of memory available); {fix}")

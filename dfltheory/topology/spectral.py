@@ -30,7 +30,10 @@ import numpy as np
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
+from dfltheory.topology.checks import ARGUMENTS, number
+
 DENSE_MAX_N = 2000  # above this, symmetric sparse matrices go through Lanczos in "auto" mode
+DENSE_EIG_MAX_N = 20000  # no dense eigenvalues (O(n^3) time, 48 n^2 bytes) above this
 
 
 @dataclass(frozen=True)
@@ -52,23 +55,31 @@ class Spectrum:
         return asdict(self)
 
 
-def check_matrix(W, allow_negative: bool = False):
-    """Reject what no mixing matrix can be: not square, non-finite entries, negative entries."""
-    if sp.issparse(W):
-        W = sp.csr_array(W, dtype=float)
-        data = W.data
-    else:
-        W = np.asarray(W, dtype=float)
-        data = W
-    if W.ndim != 2 or W.shape[0] != W.shape[1]:
-        raise ValueError(f"a mixing matrix must be square (n x n), got shape {W.shape}")
-    if W.shape[0] < 2:
-        raise ValueError(f"a mixing matrix needs n >= 2 clients, got n={W.shape[0]}")
+def check_shape(shape, what: str = "mixing matrix") -> int:
+    """n of an n x n ``what`` of this shape (n >= 2), or ValueError (before anything of that size is read)."""
+    if len(shape) != 2 or shape[0] != shape[1]:
+        raise ValueError(f"a {what} must be square (n x n), got shape {tuple(shape)}")
+    if shape[0] < 2:
+        raise ValueError(f"a {what} needs n >= 2 clients, got n={shape[0]}")
+    return int(shape[0])
+
+
+def check_matrix(W, allow_negative: bool = False, what: str = "mixing matrix"):
+    """Reject what no mixing matrix (or adjacency, ``what``) can be: not real numbers, not square, non-finite or
+    negative entries."""
+    try:
+        if np.iscomplexobj(W):
+            raise TypeError
+        W = sp.csr_array(W, dtype=float) if sp.issparse(W) else np.asarray(W, dtype=float)
+    except (TypeError, ValueError):
+        raise ValueError(f"a {what} must be an n x n array of real numbers, got a {type(W).__name__}"
+                         + (f" of {W.dtype}" if hasattr(W, "dtype") else "")) from None
+    data = W.data if sp.issparse(W) else W
+    check_shape(W.shape, what)
     if not np.all(np.isfinite(data)):
-        raise ValueError("the mixing matrix has NaN or infinite entries; fix the weights before analysing them")
+        raise ValueError(f"the {what} has NaN or infinite entries; fix them before analysing it")
     if not allow_negative and data.size and data.min() < 0:
-        raise ValueError(f"the mixing matrix has negative entries (min {data.min():.3g}); mixing weights must be "
-                         ">= 0 (from Python, pass check=False to analyse a signed matrix anyway)")
+        raise ValueError(f"the {what} has negative entries (min {data.min():.3g}); its entries must be >= 0")
     return W
 
 
@@ -153,8 +164,12 @@ def circulant_first_row(n: int, offsets, self_weight: float, weight: float) -> n
 def circulant_spectrum(c) -> Spectrum:
     """Spectrum of the circulant matrix with first row c: eigenvalues are the DFT of c (k = 0 is sum(c) = 1).
 
-    Circulant matrices are normal, so singular values are the eigenvalue moduli and sigma_2 = SLEM."""
+    Circulant matrices are normal, so singular values are the eigenvalue moduli and sigma_2 = SLEM. The row is
+    checked as every mixing matrix is: finite, >= 0, summing to 1 (row- and column-stochastic at once)."""
     c = np.asarray(c, dtype=float)
+    if c.ndim != 1 or c.size < 2 or not np.all(np.isfinite(c)) or c.min() < 0 or abs(c.sum() - 1) > 1e-9:
+        raise ValueError(f"the first row of a circulant mixing matrix must be n >= 2 finite weights >= 0 that sum to "
+                         f"1, got shape {c.shape}" + (f", sum {c.sum():.6g}, min {c.min():.3g}" if c.size else ""))
     ev = np.fft.fft(c)
     rest = ev[1:]
     sym = bool(np.allclose(c[1:], c[1:][::-1], atol=1e-15))
@@ -185,9 +200,10 @@ def spectrum(W, method: str = "auto", check: bool = True) -> Spectrum:
     n = W.shape[0]
     if method == "lanczos" or (method == "auto" and sp.issparse(W) and n > DENSE_MAX_N and is_symmetric(W)):
         return lanczos_spectrum(W)
-    if n > 20000:
-        raise ValueError(f"n={n} is too large for the dense path; pass a sparse symmetric matrix (Lanczos) or use a "
-                         "circulant topology (FFT)")
+    if n > DENSE_EIG_MAX_N:
+        raise ValueError(f"n = {n:,} is too large for the eigenvalues of a dense matrix (O(n^3), n <= "
+                         f"{DENSE_EIG_MAX_N:,}): only a symmetric W (Lanczos) or a circulant topology (FFT) is "
+                         "analysed at this size; lower n")
     return dense_spectrum(W)
 
 
@@ -209,24 +225,18 @@ def spectral_gap(W, method: str = "auto") -> float:
 
 
 def _check_lam(lam_value: float) -> float:
-    lam_value = float(lam_value)
-    if not np.isfinite(lam_value) or lam_value < 0:
-        raise ValueError(f"lambda must be a finite number >= 0, got {lam_value!r}")
-    return lam_value
+    return number(lam_value, "lambda", 0.0, 1.0, meaning="the second largest eigenvalue modulus of W")
 
 
 def lambda_q(lam_value: float, Q: int = 1) -> float:
     """lambda^Q: contraction of Q gossip steps with a symmetric W (seed 001 L431-473)."""
-    if isinstance(Q, bool) or not isinstance(Q, (int, np.integer)) or Q < 1:
-        raise ValueError(f"Q (gossip steps per round) must be an integer >= 1, got {Q!r}")
-    return _check_lam(lam_value) ** int(Q)
+    return _check_lam(lam_value) ** number(Q, "Q", **ARGUMENTS["Q"])
 
 
 def phi(lam_value: float, m: int, Q: int = 1) -> float:
-    """Phi(lambda, m, Q) of seed 001 eq. (6), L118-120 (dfedsam.md §5.3); float('inf') when lambda >= 1."""
+    """Phi(lambda, m, Q) of seed 001 eq. (6), L118-120 (dfedsam.md §5.3); float('inf') when lambda = 1."""
     lq = lambda_q(lam_value, Q)
-    if m < 1:
-        raise ValueError(f"m (number of clients) must be >= 1, got {m}")
+    m = number(m, "m", low=1, integer=True, meaning="the number of clients")
     if lam_value >= 1.0:
         return float("inf")
     log_mq = 2 * (Q - 1) * math.log(m)  # m^(2(Q-1)) overflows a float from Q ~ 80 at m = 100: work in logs
@@ -237,4 +247,4 @@ def phi(lam_value: float, m: int, Q: int = 1) -> float:
 def phi_e2(lam_value: float) -> float:
     """1/(1 - lambda)^2: the consensus factor of seed 001 Lemma E.2 (L377) and seed 004 Lemma 8; inf at lambda = 1."""
     lam_value = _check_lam(lam_value)
-    return float("inf") if lam_value >= 1.0 else 1.0 / (1.0 - lam_value) ** 2
+    return float("inf") if lam_value == 1.0 else 1.0 / (1.0 - lam_value) ** 2

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import scipy.sparse as sp
 
+from dfltheory.topology.checks import number
 from dfltheory.topology.spectral import check_matrix
 
 PROPERTIES = ("graph", "symmetry", "null_space", "spectral", "row_stochastic", "column_stochastic",
@@ -62,6 +63,7 @@ def validate(W, strict: bool = False, graph=None, atol: float = 1e-9) -> Validat
     ``graph``: optional adjacency (array or networkx graph) for property (i); without it (i) is reported as None.
     Not square, NaN/inf or negative entries always raise (no property of a mixing matrix is defined then)."""
     W = check_matrix(W)
+    atol = number(atol, "atol", low=0, meaning="the tolerance of every property")
     W = W.toarray() if sp.issparse(W) else np.asarray(W, dtype=float)
     n = W.shape[0]
     one = np.ones(n)

@@ -20,6 +20,8 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
+from dfltheory.topology.spectral import check_matrix
+
 RULES = ("metropolis", "max-degree", "lazy-metropolis", "uniform", "push-sum", "sinkhorn")
 SYMMETRIC_ONLY = ("metropolis", "max-degree", "lazy-metropolis")
 
@@ -105,7 +107,7 @@ def sinkhorn(A, tol: float = 1e-12, max_iter: int = 20_000) -> sp.csr_array:
 def mixing_matrix(A, rule: str) -> sp.csr_array:
     """Apply the weight ``rule`` to adjacency ``A`` (A[v, u] = 1 iff v receives from u; diagonal ignored)."""
     check_rule(rule)
-    A = sp.csr_array(A, dtype=float)
+    A = sp.csr_array(check_matrix(A, what="graph adjacency"), dtype=float)
     A.setdiag(0)
     A.eliminate_zeros()
     A.data[:] = 1.0

@@ -37,7 +37,7 @@ def test_plain_output_and_list(capsys):
 
 def test_errors_are_one_line(capsys):
     assert main(["topology", "ring", "--n", "1"]) == 2
-    assert "n must be at least 2" in capsys.readouterr().err
+    assert "--n must be an integer >= 2 (the number of clients), got 1" in capsys.readouterr().err
     assert main(["topology", "hypercube", "--n", "8"]) == 2
     assert "unknown topology 'hypercube'" in capsys.readouterr().err
     assert main(["topology", "ring", "--n", "8", "--weights", "magic"]) == 2

@@ -41,7 +41,7 @@ def test_the_limit_is_a_fraction_of_the_free_memory(monkeypatch):
 
 def test_a_long_horizon_of_dense_rounds_names_the_horizon(monkeypatch):
     monkeypatch.setattr(memory, "available_bytes", lambda: 16e9)
-    with pytest.raises(ValueError, match="push-sum constants over 1000 dense round.*lower n or the horizon"):
+    with pytest.raises(ValueError, match="push-sum constants over 1,000 dense round.*lower n or the horizon"):
         analyze("random", 2000, weights="push-sum", horizon=1000)
 
 
