@@ -42,7 +42,7 @@ def timed(step, rounds, device):
 
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--algo", default="dfedavg", choices=A.NAMES)
+    p.add_argument("--algo", default="dfedavg", choices=A.names())
     p.add_argument("--m", type=int, default=100)
     p.add_argument("--K", type=int, default=5)
     p.add_argument("--rounds", type=int, default=5)

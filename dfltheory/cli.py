@@ -28,6 +28,9 @@ def build_parser() -> argparse.ArgumentParser:
         description="Put the convergence theory of decentralized federated learning papers to the test.",
     )
     parser.add_argument("--version", action="version", version=f"dfltheory {__version__}")
+    parser.add_argument("--plugin", action="append", metavar="FILE_OR_MODULE",
+                        help="load a user's paper (theorems, algorithms, plans; docs/extending.md) before the "
+                             "command; may follow the command and repeat")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in PILLARS:
         importlib.import_module(name).register(sub)
@@ -35,6 +38,16 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    from dfltheory import plugins
+
+    try:  # before the parser: a plugin's ids are valid choices of every command
+        argv, specs = plugins.split_argv(sys.argv[1:] if argv is None else list(argv))
+        plugins.load_entry_points()
+        for spec in specs:
+            plugins.load(spec)
+    except ValueError as exc:
+        print(f"dfltheory: error: {' '.join(str(exc).split())}", file=sys.stderr)
+        return 2
     parser = build_parser()
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):

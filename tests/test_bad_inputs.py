@@ -259,3 +259,17 @@ def test_report_names_a_verification_file_that_is_missing_or_not_results(tmp_pat
         (tmp_path / "v.json").write_text(content)
         err = one_line_error(capsys, [*argv, "--verification", str(tmp_path / "v.json")], "report")
         assert says in err and "Expecting value" not in err.split(";")[-1]
+
+
+@pytest.mark.parametrize("argv, says", [
+    (["plot", "bound", "dfedsam.thm4.1", "--x", "eta", "--range", "1e-4", "1e-2", "--points", "1000000000000"],
+     "--points must be an integer from 2 to 100,000"),  # was: an out-of-memory traceback
+    (["plot", "bound", "dfedsam.thm4.1", "--x", "eta", "--range", "1e-4", "inf"], "need finite LOW < HIGH"),
+    (["plot", "topology", "ring", "--key", "nope"], "--key 'nope' is not a topology constant"),  # was: 'nope'
+    (["plot", "topology", "ring", "--n", "0"], "--n must be an integer >= 2"),
+    (["check", "dfedsam.thm4.1", "--set", "eta=0.001", "--solve", "nope"], "--solve 'nope' is not a symbol of"),
+])
+def test_plot_and_check_options_are_named(tmp_path, capsys, argv, says):
+    out = ["--out", str(tmp_path / "f.png")] if argv[0] == "plot" else []
+    err = one_line_error(capsys, [*argv, *out], argv[0])
+    assert says in err

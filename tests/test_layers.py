@@ -19,12 +19,13 @@ PACKAGE = Path(__file__).resolve().parents[1] / "dfltheory"
 LAYERS = {
     "dfltheory": 0,  # the package itself (its version) and its output paths: the floor
     "dfltheory.paths": 0,
+    "dfltheory.plugins": 0,  # loads a user's file: it imports no pillar itself
     "dfltheory.topology": 1,
     "dfltheory.bounds": 2,
     "dfltheory.empirical": 2,
     "dfltheory.pep": 3,  # performance estimation: topology and bounds; the report's pipeline (verify) runs it
     "dfltheory.verify": 4,
-    "dfltheory.testing": 4,
+    "dfltheory.testing": 5,  # test helpers: above verify (registries saved and restored), beside figures
     "dfltheory.figures": 5,
     "dfltheory.cli": 6,
     "dfltheory.__main__": 7,

@@ -37,3 +37,18 @@ def test_readme_property_test_example_passes_and_can_fail():
     assert wrong != BLOCKS[1]
     with pytest.raises(AssertionError):  # a contraction claimed too strong is caught by the same property
         run_block(wrong)["test_gossip_contracts_by_lambda"]()
+
+
+def test_readme_plugin_example_registers_a_paper_that_check_and_verify_accept():
+    from dfltheory.bounds import get
+    from dfltheory.testing.registries import isolated
+    from dfltheory.verify.holds import resolve_targets
+
+    block = next(b for b in BLOCKS if "register_paper" in b)
+    with isolated():
+        run_block(block)
+        check = get("minisgd.thm1").check(eta=0.1, L=1, T=100, sigma_l=1, m=8, f0_minus_fstar=1)
+        assert check.value == pytest.approx(0.2 + 0.0125) and all(v.holds for v in check.conditions)
+        assert [t.theorem for t in resolve_targets(["minisgd"])["minisgd"]] == ["minisgd.thm1"]
+    with pytest.raises(KeyError):
+        get("minisgd.thm1")  # gone with the block

@@ -1,39 +1,107 @@
-"""The catalog: every theorem, corollary and key lemma of the five papers, by stable id."""
+"""The catalog: every theorem, corollary and key lemma by stable id, paper by paper, in a registry that a user's
+own paper extends (:func:`register_paper`; docs/extending.md).
+
+The five built-in papers are registered through the same function, from one module each (``THEOREMS``, and the
+experimental settings ``EXPERIMENTS``), when the catalog is first read; a plugin's paper is registered when the
+plugin is loaded (``dfltheory --plugin FILE``, :mod:`dfltheory.plugins`) and then works in every command.
+"""
 
 from __future__ import annotations
 
 import importlib
-from functools import cache
+import re
+from collections.abc import Iterable
 
 from dfltheory.bounds.theorem import Theorem
 
-#: One module per paper; each defines ``THEOREMS``, a tuple of :class:`Theorem`.
-PAPERS = {
+#: the built-in papers: id -> title; each has a module ``dfltheory.bounds.<id>``
+BUILTIN = {
     "dfedsgpsm": "seed 000: DFedSGPSM (push-sum + SAM + momentum on directed graphs)",
     "dfedsam": "seed 001: DFedSAM and DFedSAM-MGS (SAM + multiple gossip steps)",
     "dfedcata": "seed 002: DFedCata (Catalyst / Nesterov acceleration)",
     "dfedpgp": "seed 003: DFedPGP (personalized, directed push-sum)",
     "dfedadmm": "seed 004: DFedADMM and DFedADMM-SAM (primal-dual)",
 }
+#: every registered paper: id -> title (the built-in ones first, then the plugins' in the order loaded)
+PAPERS: dict[str, str] = dict(BUILTIN)
+#: paper id -> its experimental settings (:class:`dfltheory.bounds.settings.ExperimentSetting`)
+EXPERIMENTS: dict[str, tuple] = {}
+#: the forms of the heterogeneity assumption on sigma_g (card §4 of each paper)
+SIGMA_G_FORMS = {"mean": "(1/m) sum_i ||grad f_i(x) - grad f(x)||^2 <= sigma_g^2 for every x",
+                 "client": "||grad f_i(x) - grad f(x)||^2 <= sigma_g^2 for every client i and x",
+                 "personal": "the client form on the shared block u, for every (u, V) (DFedPGP)"}
+#: paper id -> the form of sigma_g its theorems assume (None: the paper has no sigma_g, or does not say)
+SIGMA_G_FORM: dict[str, str | None] = {}
+_THEOREMS: dict[str, Theorem] = {}
+_LOADED: list[bool] = []  # the built-in papers are registered (once)
+PAPER_ID = re.compile(r"^[a-z][a-z0-9_-]*$")
 
 
-@cache
-def catalog() -> dict[str, Theorem]:
-    """All theorems by id, in paper order."""
-    out: dict[str, Theorem] = {}
-    for paper in PAPERS:
+def _load_builtins() -> None:
+    if _LOADED:
+        return
+    _LOADED.append(True)
+    for paper, title in BUILTIN.items():
         module = importlib.import_module(f"dfltheory.bounds.{paper}")
-        for thm in module.THEOREMS:
-            if thm.id in out:
-                raise RuntimeError(f"duplicate theorem id {thm.id!r}")
-            if thm.paper != paper or not thm.id.startswith(paper + "."):
-                raise RuntimeError(f"theorem {thm.id!r} is registered under paper {paper!r}")
-            out[thm.id] = thm
-    for thm in out.values():
+        register_paper(paper, title, module.THEOREMS, experiments=getattr(module, "EXPERIMENTS", ()),
+                       sigma_g_form=getattr(module, "SIGMA_G_FORM", None), origin=module.__name__)
+
+
+def register_paper(paper: str, title: str, theorems: Iterable[Theorem], *, experiments: Iterable = (),
+                   sigma_g_form: str | None = None, origin: str = "") -> None:
+    """Add a paper and its theorems to the catalog.
+
+    ``paper``: an id of lower-case letters, digits, '-' and '_' (e.g. ``'minisgd'``); every theorem's ``paper`` is
+    it and its id starts with ``'<paper>.'``; ids are unique over the catalog; ``parent`` / ``variant_of`` name a
+    theorem of the catalog or of this call. ``experiments``: the paper's experimental settings (for ``check`` at
+    the paper's settings). ``sigma_g_form``: the form of the heterogeneity assumption its theorems' sigma_g bounds,
+    a key of :data:`SIGMA_G_FORMS` (``verify`` takes that form of the problem's constant). ``origin`` names where
+    the declaration comes from (a plugin file) in the errors, each a ValueError that names the problem and the fix.
+    """
+    where = f"{origin}: " if origin else ""
+    _load_builtins()  # the built-in papers come first (a no-op while they are being registered)
+    if not isinstance(paper, str) or not PAPER_ID.match(paper):
+        raise ValueError(f"{where}paper id {paper!r} must be lower-case letters, digits, '-' or '_', starting with a "
+                         "letter (e.g. 'minisgd')")
+    if any(t.paper == paper for t in _THEOREMS.values()):
+        raise ValueError(f"{where}paper {paper!r} is already registered; choose another id")
+    if sigma_g_form is not None and sigma_g_form not in SIGMA_G_FORMS:
+        raise ValueError(f"{where}paper {paper!r}: sigma_g_form {sigma_g_form!r} is not one of "
+                         f"{', '.join(SIGMA_G_FORMS)} (or None)")
+    theorems = tuple(theorems)
+    if not theorems:
+        raise ValueError(f"{where}paper {paper!r} declares no theorem; give at least one Theorem")
+    batch: dict[str, Theorem] = {}
+    for thm in theorems:
+        if not isinstance(thm, Theorem):
+            raise ValueError(f"{where}paper {paper!r}: {thm!r} is not a dfltheory.bounds.Theorem")
+        if thm.paper != paper or not thm.id.startswith(paper + "."):
+            raise ValueError(f"{where}theorem {thm.id!r} must have paper={paper!r} and an id starting with "
+                             f"'{paper}.'")
+        for cond in thm.conditions:
+            try:
+                cond.margin
+            except TypeError as err:
+                raise ValueError(f"{where}theorem {thm.id!r}: condition {cond.text!r} is not an inequality "
+                                 f"({err}); give a sympy relation <, <=, > or >=") from None
+        if thm.id in _THEOREMS or thm.id in batch:
+            raise ValueError(f"{where}duplicate theorem id {thm.id!r}; give each theorem its own id")
+        batch[thm.id] = thm
+    for thm in batch.values():
         for ref in (thm.parent, thm.variant_of):
-            if ref is not None and ref not in out:
-                raise RuntimeError(f"{thm.id} refers to unknown theorem {ref!r}")
-    return out
+            if ref is not None and ref not in _THEOREMS and ref not in batch:
+                raise ValueError(f"{where}{thm.id} refers to unknown theorem {ref!r}; declare it, or name one of "
+                                 "the catalog (`dfltheory bounds list`)")
+    PAPERS[paper] = title
+    EXPERIMENTS[paper] = tuple(experiments)
+    SIGMA_G_FORM[paper] = sigma_g_form
+    _THEOREMS.update(batch)
+
+
+def catalog() -> dict[str, Theorem]:
+    """All theorems by id, in paper order (read it, do not change it: :func:`register_paper` adds)."""
+    _load_builtins()
+    return _THEOREMS
 
 
 def get(theorem_id: str) -> Theorem:
@@ -56,3 +124,15 @@ def ids(paper: str | None = None) -> list[str]:
     if paper is not None and paper not in PAPERS:
         raise KeyError(f"unknown paper {paper!r}; valid papers: {', '.join(PAPERS)}")
     return [i for i, t in catalog().items() if paper is None or t.paper == paper]
+
+
+def sigma_g_form(paper: str | None) -> str | None:
+    """The form of sigma_g a registered paper assumes (:data:`SIGMA_G_FORMS`), None where it says none."""
+    catalog()
+    return SIGMA_G_FORM.get(paper)
+
+
+def experiments(paper: str) -> tuple:
+    """The experimental settings of a registered paper (``()`` where it declares none)."""
+    catalog()
+    return EXPERIMENTS.get(paper, ())

@@ -6,6 +6,9 @@ import argparse
 import json
 import math
 
+from dfltheory.topology import checks
+from dfltheory.topology.commands import integer
+
 
 def register(subparsers) -> None:
     bounds = subparsers.add_parser("bounds", help="the catalog of theorems, corollaries and lemmas",
@@ -45,9 +48,9 @@ def register(subparsers) -> None:
                    "(see `dfltheory topology`)")
     p.add_argument("--matrix", metavar="FILE", help="take topology constants from your own mixing matrix W (or "
                    "push-sum P): .npy, .csv or Matrix Market .mtx (instead of --topology)")
-    p.add_argument("--n", type=int, help="number of clients of the topology")
+    p.add_argument("--n", type=integer, help="number of clients of the topology")
     p.add_argument("--weights", default="default", help="mixing-weight rule of the topology (default: the topology's own)")
-    p.add_argument("--seed", type=int, default=0, help="seed of random topologies")
+    p.add_argument("--seed", type=integer, default=0, help="seed of random topologies")
     p.add_argument("--push-sum", choices=("theory", "measured"), default="theory",
                    help="push-sum C and q: the cited lemma's (theory) or fitted over the horizon (measured)")
     p.add_argument("--conditions", choices=("all", "paper"), default="all",
@@ -124,9 +127,8 @@ def _verify(args) -> int:
 
 
 def _experiments(args) -> int:
-    import importlib
-
     from dfltheory.bounds import PAPERS
+    from dfltheory.bounds.catalog import experiments
     from dfltheory.bounds.settings import violations
 
     papers = [args.paper] if args.paper else list(PAPERS)
@@ -134,7 +136,7 @@ def _experiments(args) -> int:
     for paper in papers:
         if paper not in PAPERS:
             raise ValueError(f"unknown paper {paper!r}; valid papers: {', '.join(PAPERS)}")
-        for setting in getattr(importlib.import_module(f"dfltheory.bounds.{paper}"), "EXPERIMENTS", ()):
+        for setting in experiments(paper):
             name = args.free or setting.free[0]
             out.append({"id": setting.id, "theorem": setting.theorem, "description": setting.description,
                         "values": dict(setting.values), "free": name, "findings": list(setting.findings),
@@ -168,11 +170,16 @@ def _check(args) -> int:
     from dfltheory.topology.commands import jsonable
 
     thm = get(args.id)
+    if args.solve is not None and args.solve not in thm.symbols:
+        raise ValueError(f"--solve {args.solve!r} is not a symbol of {thm.id}; give one of "
+                         f"{', '.join(sorted(thm.symbols))}")
     values = parse_assignments(args.set)
+    thm.validate(**values)  # a bad --set value (Q=nan) is itself the error, before any topology is built
     topo_report = topo = None
     if args.topology or args.matrix:
         if args.matrix and (args.topology or args.n is not None or args.weights != "default"):
             raise ValueError("--matrix FILE gives the whole mixing matrix: drop --topology, --n and --weights")
+        checks.arguments(cli=True, n=args.n, seed=args.seed)
         topo, topo_report = topology_values(thm, args.topology, args.n, args.weights, args.seed,
                                             Q=int(values.get("Q", 1)), push_sum=args.push_sum,
                                             K_u=int(values.get("K_u", 1)), matrix=args.matrix)

@@ -31,6 +31,8 @@ from dfltheory.bounds.theorem import Condition, Source, Theorem
 __all__ = ["THEOREMS", "EXPERIMENTS", "VARS", "GAMMA", "KAPPA", "C0", "C2", "gamma_k", "lemma6_bracket",
            "local_restart_factor", "restart_findings"]
 
+#: the form of the heterogeneity assumption the theorems' sigma_g bounds (catalog.SIGMA_G_FORMS; card §4)
+SIGMA_G_FORM = "client"
 SEED = "004_28e3243d83990b76.txt"
 PAPER = "dfedadmm"
 

@@ -26,6 +26,8 @@ from dfltheory.bounds.theorem import Condition, Source, Theorem
 
 __all__ = ["THEOREMS", "EXPERIMENTS"]
 
+#: the form of the heterogeneity assumption the theorems' sigma_g bounds (catalog.SIGMA_G_FORMS; card §4)
+SIGMA_G_FORM = "personal"
 SEED = "003_0a764f7817a5f6ca.txt"
 
 

@@ -29,6 +29,8 @@ from dfltheory.bounds.theorem import Condition, Source, Theorem
 __all__ = ["THEOREMS", "EXPERIMENTS", "PHI", "PHI_TIGHT", "PHI_E2", "DEN", "ALPHA", "BETA", "C1", "C1_E1", "C2",
            "SCHEDULE"]
 
+#: the form of the heterogeneity assumption the theorems' sigma_g bounds (catalog.SIGMA_G_FORMS; card §4)
+SIGMA_G_FORM = "mean"
 SEED = "001_971acadc811cefdf.txt"
 CARD = "dfedsam.md"
 

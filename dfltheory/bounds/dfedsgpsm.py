@@ -22,6 +22,8 @@ from dfltheory.bounds.theorem import Condition, Source, Theorem
 
 __all__ = ["THEOREMS", "EXPERIMENTS", "alpha_tilde", "C1_PAPER", "C1_PROOF"]
 
+#: the form of the heterogeneity assumption the theorems' sigma_g bounds (catalog.SIGMA_G_FORMS; card §4)
+SIGMA_G_FORM = "client"
 SEED = "000_400dae44e45eec48.txt"
 CARD = "dfedsgpsm.md"
 ASSUMPTIONS = ("A1 B-bounded strong connectivity", "A2 L-smooth", "A3 unbiased, variance sigma_l^2",

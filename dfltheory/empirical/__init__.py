@@ -21,6 +21,7 @@ _EXPORTS = {
     "FlatModel": ("functional", "FlatModel"), "Evaluator": ("metrics", "Evaluator"),
     "measure": ("metrics", "measure"), "train": ("runner", "train"), "build_run": ("runner", "build"),
     "run": ("runner", "run"), "ReferenceRun": ("reference", "ReferenceRun"),
+    "register_algorithm": ("algorithms", "register_algorithm"),
 }
 __all__ = sorted(_EXPORTS)
 

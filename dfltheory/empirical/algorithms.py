@@ -23,6 +23,8 @@
 
 from __future__ import annotations
 
+import re
+
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
@@ -264,20 +266,47 @@ def sgp(hp):
     return Algorithm("sgp", R.sgd(*_extras(hp)), C.push_sum(), K=1, stochastic="column")
 
 
-ALGORITHMS: dict[str, Callable[[dict], Algorithm]] = {
-    "dpsgd": dpsgd, "dfedavg": dfedavg, "dfedavgm": dfedavgm, "dfedsam": dfedsam, "dfedsam-mgs": dfedsam_mgs,
-    "dfedadmm": dfedadmm, "dfedadmm-sam": dfedadmm_sam, "dfedcata": dfedcata,
-    "fedavg": fedavg, "fedprox": fedprox, "fedsam": fedsam, "scaffold": scaffold,
-    "dfedsgpsm": dfedsgpsm, "sgp": sgp, "dfedsgpsm-s": dfedsgpsm_s, "dfedpgp": dfedpgp,
-    "dfedpgp-pull": dfedpgp_pull,
-}
-NAMES = tuple(ALGORITHMS)
+#: every registered algorithm: name -> factory(hp) -> Algorithm (the built-in ones, then the plugins')
+ALGORITHMS: dict[str, Callable[[dict], Algorithm]] = {}
+ALGORITHM_NAME = re.compile(r"^[a-z][a-z0-9_-]*$")
+
+
+def register_algorithm(name: str, factory: Callable[[dict], Algorithm], *, origin: str = "") -> None:
+    """Make ``factory`` the algorithm ``name`` of ``train``, ``verify``, ``claims`` and :func:`make`.
+
+    ``factory(hp)`` takes the hyper-parameters given (a dict; read them with ``hp.get(key, default)``, so that the
+    ones it does not read are reported as unused) and returns an :class:`Algorithm`: a local rule of
+    :mod:`dfltheory.empirical.rules` composed with a communication rule of :mod:`dfltheory.empirical.communication`,
+    named ``name``. It is called once here with no hyper-parameters (its defaults) to check it. ``origin`` (a plugin
+    file) is named in the errors, ValueErrors that name the problem and the fix."""
+    where = f"{origin}: " if origin else ""
+    if not isinstance(name, str) or not ALGORITHM_NAME.match(name):
+        raise ValueError(f"{where}algorithm name {name!r} must be lower-case letters, digits, '-' or '_', starting "
+                         "with a letter")
+    if name in ALGORITHMS:
+        raise ValueError(f"{where}algorithm {name!r} is already registered; choose another name")
+    if not callable(factory):
+        raise ValueError(f"{where}algorithm {name!r}: the factory must be a function hp -> Algorithm, got {factory!r}")
+    try:
+        algo = factory(_Reads({}))
+    except Exception as err:  # noqa: BLE001  a user's factory: its failure is the plugin's error
+        raise ValueError(f"{where}algorithm {name!r}: its factory fails with its default hyper-parameters "
+                         f"({type(err).__name__}: {err}); it must accept a dict hp and return an Algorithm") from None
+    if not isinstance(algo, Algorithm) or algo.name != name:
+        raise ValueError(f"{where}algorithm {name!r}: the factory returned {type(algo).__name__} "
+                         f"{getattr(algo, 'name', '')!r}; return Algorithm({name!r}, local_rule, communication_rule)")
+    ALGORITHMS[name] = factory
+
+
+def names() -> tuple[str, ...]:
+    """The registered algorithms' names."""
+    return tuple(ALGORITHMS)
 
 
 def make(name: str, **hp) -> Algorithm:
     """Build a named algorithm; hyper-parameters not given take the papers' values (see each factory)."""
     if name not in ALGORITHMS:
-        raise ValueError(f"unknown algorithm {name!r}; choose one of {', '.join(NAMES)}")
+        raise ValueError(f"unknown algorithm {name!r}; choose one of {', '.join(ALGORITHMS)}")
     hp = _Reads({k: v for k, v in hp.items() if v is not None})
     if "participation" in hp and not 0 < hp["participation"] <= 1:
         raise ValueError(f"participation is the fraction of clients per round, in (0, 1]; got {hp['participation']}")
@@ -303,3 +332,13 @@ class _Reads(dict):
     def __getitem__(self, key):
         self.read[key] = value = super().__getitem__(key)
         return value
+
+
+for _name, _factory in {
+    "dpsgd": dpsgd, "dfedavg": dfedavg, "dfedavgm": dfedavgm, "dfedsam": dfedsam, "dfedsam-mgs": dfedsam_mgs,
+    "dfedadmm": dfedadmm, "dfedadmm-sam": dfedadmm_sam, "dfedcata": dfedcata,
+    "fedavg": fedavg, "fedprox": fedprox, "fedsam": fedsam, "scaffold": scaffold,
+    "dfedsgpsm": dfedsgpsm, "sgp": sgp, "dfedsgpsm-s": dfedsgpsm_s, "dfedpgp": dfedpgp,
+    "dfedpgp-pull": dfedpgp_pull,
+}.items():
+    register_algorithm(_name, _factory, origin=__name__)

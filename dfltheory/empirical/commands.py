@@ -1,12 +1,24 @@
-"""Command-line subcommands of dfltheory.empirical: ``dfltheory train``."""
+"""Command-line subcommands of dfltheory.empirical: ``dfltheory train`` and ``dfltheory sweep``, and the run config
+files they read (docs/empirical.md, "Runs from files" and "Sweeps").
+
+A run config file (``train --config FILE``) is TOML (``.toml``, read by the standard library's tomllib) or JSON
+(``.json``: a run's own ``config.json`` is one) holding ``train`` options: the keys are the options' names with '_'
+or '-' (``lr_decay``, ``clients`` or ``n``, ``local_eval = false`` for ``--no-local-eval``), each value of the type
+the command line takes (``data_params`` and ``topology_params`` also as tables). The options given on the command
+line override the file's, exactly those given (``_Given`` notes them), whatever their values. A sweep file
+(``dfltheory sweep FILE``) holds ``base`` (a table of options, or the path of a run config file), ``grid`` and
+``zip`` (tables of option -> list of values), ``seeds`` (a list, or a count n: 0 .. n-1) and ``out``;
+:mod:`dfltheory.empirical.sweep` runs it.
+"""
 
 from __future__ import annotations
 
 import argparse
+import functools
 import sys
 from pathlib import Path
 
-from dfltheory.empirical.algorithms import NAMES
+from dfltheory.empirical.algorithms import names
 from dfltheory.empirical.recipes import ALGO_DEFAULTS, DEFAULTS
 
 
@@ -43,17 +55,35 @@ def warn_unused(cfg: dict, given: list[str]) -> None:
               "for which algorithm takes which option)", file=sys.stderr)
 
 
+class _Given(argparse.Action):
+    """An option that also notes its name in ``namespace.explicit`` when the command line gives it: the options that
+    override a ``--config`` file are exactly those given, a default value given explicitly included."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        super().__call__(parser, namespace, values, option_string)
+        namespace.explicit = {*getattr(namespace, "explicit", ()), self.dest}
+
+
+@functools.cache
+def _noting(cls: type) -> type:
+    return type(cls.__name__, (_Given, cls), {})
+
+
 def register(subparsers) -> None:
     """Add this pillar's subcommands to the top-level parser."""
     p = subparsers.add_parser(
         "train", help="train one algorithm on federated data (vectorized over clients)",
         description="Train a decentralized (or centralized baseline) FL algorithm; writes config.json, "
-                    "metrics.jsonl, checkpoint.pt and summary.json to --out. See docs/empirical.md.",
+                    "metrics.jsonl, checkpoint.pt, summary.json and TensorBoard event files to --out. See "
+                    "docs/empirical.md.",
         formatter_class=_Help)
+    p.add_argument("--config", default=None, metavar="FILE", help="read the options from a run config file: TOML, "
+                   "or JSON (a run's config.json is one); keys are the options' names with _ or -; the options "
+                   "given on the command line override the file's (docs/empirical.md, 'Runs from files')")
     p.add_argument("--recipe", default=None, help="a paper's experimental setting (dfedsam-cifar10, ...; 'list' "
                    "shows them): its data set, model, topology, rounds, local epochs, batch size, lr and "
                    "hyper-parameters; options given on the command line override it")
-    p.add_argument("--algo", default=None, choices=NAMES, help="the algorithm (required without --recipe)")
+    p.add_argument("--algo", default=None, choices=names(), help="the algorithm (required without --recipe)")
     p.add_argument("--dataset", default=None, help="digits, synthetic-quadratic, synthetic-logistic, "
                    "synthetic-robust, synthetic-personal, mnist, fashion-mnist, cifar10, cifar100" + _d("dataset"))
     p.add_argument("--data-params", default=None, help="the data set's options, e.g. dim=10,n_per_client=50,"
@@ -143,7 +173,24 @@ def register(subparsers) -> None:
     run.add_argument("--data-root", default=None)
     run.add_argument("--download", action="store_true")
     run.add_argument("--no-progress", dest="progress", action="store_false")
+    run.add_argument("--tensorboard", default=True, action=argparse.BooleanOptionalAction,
+                     help="write TensorBoard event files next to metrics.jsonl (scalars per measured round, the "
+                          "config; tensorboard --logdir DIR shows them)")
+    for action in p._actions:  # argparse has no public list of a parser's options
+        action.__class__ = _noting(type(action))
     p.set_defaults(func=_train)
+    s = subparsers.add_parser(
+        "sweep", help="train the runs of a sweep file (grid, zip, seeds) in parallel, cached; a summary table",
+        description="Train every run of a sweep file: a base run config, crossed with 'grid', walked along 'zip' "
+                    "and repeated over 'seeds' (docs/empirical.md, 'Sweeps'). Runs are cached in OUT/runs/<key> (a "
+                    "finished one is read back, not retrained); prints one row per run (final and best metrics) "
+                    "and writes OUT/sweep.csv. Progress on stderr.")
+    s.add_argument("file", metavar="SWEEP", help="sweep file (.toml, or .json)")
+    s.add_argument("--jobs", type=int, default=1, help="processes that train runs (one CPU thread each)")
+    s.add_argument("--out", default=None, help="directory of the runs and sweep.csv (default: the file's 'out', "
+                   "else runs/<the file's name>)")
+    s.add_argument("--no-progress", dest="progress", action="store_false")
+    s.set_defaults(func=_sweep)
 
 
 def parse_data_params(text: str | None) -> dict:
@@ -154,6 +201,182 @@ def parse_data_params(text: str | None) -> dict:
     return {k: flags.get(v.lower(), v) if isinstance(v, str) else v for k, v in parse_params(text).items()}
 
 
+@functools.cache
+def train_parser() -> argparse.ArgumentParser:
+    """The ``train`` command's parser: its options are a run config's keys."""
+    sub = argparse.ArgumentParser(prog="dfltheory").add_subparsers()
+    register(sub)
+    return sub.choices["train"]
+
+
+@functools.cache
+def _options() -> dict[str, argparse.Action]:
+    """Config key -> the ``train`` option it sets: every option's name (its config key) and its long flags without
+    the dashes, '-' read as '_' (``n``, ``clients``; a negative flag such as ``--no-local-eval`` only as
+    ``local_eval``); not ``--config`` itself."""
+    keys = {}
+    for action in train_parser()._actions:  # argparse has no public list of a parser's options
+        if action.dest in ("help", "config"):
+            continue
+        flags = () if action.const is False else action.option_strings  # store_false: its flag negates the key
+        for name in (action.dest, *(f[2:] for f in flags if f.startswith("--") and not f.startswith("--no-"))):
+            keys[name.replace("-", "_")] = action
+    return keys
+
+
+def train_defaults() -> dict:
+    """The ``train`` command's default of every option a run config may give, but ``out`` and ``resume``."""
+    return {a.dest: a.default for a in dict.fromkeys(_options().values()) if a.dest not in ("out", "resume")}
+
+
+def _load(path) -> dict:
+    """The table of a TOML (``.toml``) or JSON (``.json``) file; a missing file, another suffix, a syntax error or
+    a JSON value that is not an object is a ValueError naming the file and the fix."""
+    import json
+    import tomllib
+
+    path = Path(path)
+    if (path / "config.json").is_file():
+        raise ValueError(f"{path}: a directory; give its run config, {path / 'config.json'}")
+    if not path.is_file():
+        raise ValueError(f"{path}: {'not a file' if path.exists() else 'no such file'}; give a config file (.toml, "
+                         "or .json such as a run's config.json)")
+    if path.suffix.lower() not in (".toml", ".json"):
+        raise ValueError(f"{path}: unknown config type {path.suffix or '(no suffix)'!r}; give a .toml or a .json "
+                         "file")
+    try:
+        text = path.read_text()
+        if path.suffix.lower() == ".toml":
+            return tomllib.loads(text)
+        data = json.loads(text)
+    except UnicodeDecodeError:
+        raise ValueError(f"{path}: not text (UTF-8); give a .toml or .json config file") from None
+    except tomllib.TOMLDecodeError as err:
+        raise ValueError(f"{path}: not valid TOML ({err}); correct it there") from None
+    except json.JSONDecodeError as err:
+        raise ValueError(f"{path}: not valid JSON ({err.msg} at line {err.lineno}, column {err.colno}); correct it "
+                         "there") from None
+    if not isinstance(data, dict):
+        raise ValueError(f"{path}: holds a JSON {type(data).__name__}, not an object of train options; give "
+                         '{"algo": ..., ...}')
+    return data
+
+
+def _action(key: str, where: str, prefix: str = "") -> argparse.Action:
+    """The ``train`` option a config key names; an unknown key is a ValueError naming file ``where``, the key (under
+    ``prefix``: 'grid.') and the nearest option."""
+    import difflib
+
+    keys = _options()
+    if key.replace("-", "_") not in keys:
+        near = difflib.get_close_matches(key.replace("-", "_"), keys, n=1)
+        hint = f" (did you mean {near[0]!r}?)" if near else ""
+        raise ValueError(f"{where}: unknown key '{prefix}{key}'{hint}; the keys are the options of dfltheory train, "
+                         "with _ or - (dfltheory train --help lists them)")
+    return keys[key.replace("-", "_")]
+
+
+def _value(action: argparse.Action, value, where: str):
+    """``value`` of ``action`` read from a file (``where``: the file and key), in the type the command line gives:
+    true/false for a flag, an integer, a number (as a float), a string in the option's choices; None where the
+    option's default is None (JSON null); ``data_params`` also as a table (returned as a dict, a string parsed) and
+    ``topology_params`` as a table (returned as 'k=v,...'). Another value is a ValueError naming the fix."""
+    flag = action.option_strings[0]
+    if value is None and action.default is None:
+        return None
+    if action.dest in ("data_params", "topology_params") and isinstance(value, (str, dict)):
+        if isinstance(value, str):
+            return parse_data_params(value) if action.dest == "data_params" else value
+        if all(isinstance(v, (bool, int, float, str)) for v in value.values()):
+            return dict(value) if action.dest == "data_params" else ",".join(
+                f"{k}={str(v).lower() if isinstance(v, bool) else v}" for k, v in value.items())
+    if action.nargs == 0:
+        ok, want, example = isinstance(value, bool), "true or false", "true"
+    elif action.type is int:
+        ok, want, example = isinstance(value, int) and not isinstance(value, bool), "an integer", "10"
+    elif action.type is float:
+        ok, want, example = isinstance(value, (int, float)) and not isinstance(value, bool), "a number", "0.1"
+        value = float(value) if ok else value
+    else:
+        ok, want, example = isinstance(value, str), "a string (in quotes)", f'"{(action.choices or ["..."])[0]}"'
+    if action.dest in ("data_params", "topology_params"):
+        want, example = "a string 'k=v,...' or a table of names to numbers, booleans or strings", "{ dim = 10 }"
+    if not ok:
+        raise ValueError(f"{where} = {value!r}: must be {want} (the option {flag}), e.g. {example}")
+    if action.choices is not None and value not in action.choices:
+        raise ValueError(f"{where} = {value!r}: not one of the choices of {flag}: {', '.join(action.choices)}")
+    return value
+
+
+def _table(data: dict, where: str, prefix: str = "", values=_value) -> dict:
+    """Config keys -> values of ``data`` (a table of ``train`` options in file ``where``, under ``prefix``: 'grid.')
+    as option names -> ``values(action, value, '<where>: <prefix><key>')``; two keys of one option are an error."""
+    out, seen = {}, {}
+    for key, value in data.items():
+        action = _action(key, where, prefix)
+        if action.dest in seen:
+            raise ValueError(f"{where}: {prefix}{seen[action.dest]} and {prefix}{key} both give {action.dest}; keep "
+                             "one")
+        seen[action.dest] = key
+        out[action.dest] = values(action, value, f"{where}: {prefix}{key}")
+    return out
+
+
+def read_config(path) -> dict:
+    """The ``train`` options of a run config file (TOML or JSON), checked: option name -> value."""
+    return _table(_load(path), str(path))
+
+
+#: the keys of a sweep file
+SWEEP_KEYS = ("base", "grid", "zip", "seeds", "out")
+
+
+def read_sweep(path):
+    """(:class:`dfltheory.empirical.sweep.Sweep`, its ``out`` or None) of a sweep file (TOML or JSON): ``base`` a
+    table of ``train`` options or the path of a run config file (relative to the sweep file), ``grid`` and ``zip``
+    tables of option -> list of values, ``seeds`` a list of seeds or a count n (0 .. n-1). The base starts from the
+    ``train`` command's defaults. Every key and value is checked, an error naming the file and the key."""
+    from dfltheory.empirical.sweep import Sweep
+
+    data, where = _load(path), str(path)
+    unknown = sorted(set(data) - set(SWEEP_KEYS))
+    if unknown:
+        raise ValueError(f"{where}: unknown key(s) {', '.join(unknown)}; a sweep file holds {', '.join(SWEEP_KEYS)} "
+                         "(the run's options go in base)")
+    base = data.get("base", {})
+    if isinstance(base, str):
+        base = read_config(Path(path).parent / base)
+    elif isinstance(base, dict):
+        base = _table(base, where, "base.")
+    else:
+        raise ValueError(f"{where}: base must be a table of train options or the path of a run config file")
+
+    def each(action, values, key):
+        if not isinstance(values, list):
+            raise ValueError(f"{key} = {values!r}: must be a list of values, e.g. [{values!r}]")
+        return [_value(action, v, f"{key}[{i}]") for i, v in enumerate(values)]
+
+    tables = {}
+    for name in ("grid", "zip"):
+        if not isinstance(data.get(name, {}), dict):
+            raise ValueError(f"{where}: {name} must be a table of option = [values]")
+        tables[name] = _table(data.get(name, {}), where, f"{name}.", each)
+    seeds = data.get("seeds")
+    if isinstance(seeds, int) and not isinstance(seeds, bool):
+        if seeds < 1:
+            raise ValueError(f"{where}: seeds = {seeds}: a count must be >= 1 (or give a list of seeds)")
+        seeds = list(range(seeds))
+    elif seeds is not None and not isinstance(seeds, list):
+        raise ValueError(f"{where}: seeds must be a list of seeds or a count, got {seeds!r}")
+    out = data.get("out")
+    if out is not None and not isinstance(out, str):
+        raise ValueError(f"{where}: out must be a directory name (a string), got {out!r}")
+    try:
+        return Sweep({**train_defaults(), **base}, tables["grid"], tables["zip"], seeds), out
+    except ValueError as err:
+        raise ValueError(f"{where}: {err}") from None
+
+
 def _train(args) -> int:
     import os
 
@@ -162,21 +385,27 @@ def _train(args) -> int:
 
     from dfltheory.empirical import recipes
 
-    if args.recipe == "list":
+    options = {action.dest for action in _options().values()}  # not the top-level parser's (--plugin)
+    given = {k: v for k, v in vars(args).items() if k in options}
+    if args.config is not None:  # the file's options, then the ones the command line gives
+        explicit = {k: given[k] for k in getattr(args, "explicit", ()) if k in given}
+        given = {**given, **read_config(args.config), **explicit}
+    if given["recipe"] == "list":
         print("\n".join(recipes.describe(name) for name in recipes.NAMES), end="")
         return 0
-    cfg = recipes.resolve({k: v for k, v in vars(args).items() if k not in ("func", "command")})
+    cfg = recipes.resolve(given)
     if cfg["algo"] is None:
         raise ValueError("give --algo ALGO or --recipe NAME (dfltheory train --recipe list shows the recipes)")
     if cfg["out"] is None:
         raise ValueError("give --out DIR, the run directory")
-    cfg["data_params"] = parse_data_params(args.data_params)
+    data = cfg["data_params"]
+    cfg["data_params"] = data if isinstance(data, dict) else parse_data_params(data)
     if cfg.get("init_weights"):  # stored resolved: a resume from another directory names the same file ("" stays)
         cfg["init_weights"] = str(Path(cfg["init_weights"]).expanduser().resolve())
     check_options(cfg)  # a bad value is an error before any warning
-    warn_unused(cfg, [k for k in (*ALGO_KEYS, "K", "weighted") if getattr(args, k, None) not in (None, False)])
-    several = "WORLD_SIZE" in os.environ or (args.nproc or 1) > 1
-    summary = distributed.run(cfg, resume=args.resume) if several else run(cfg, resume=args.resume)
+    warn_unused(cfg, [k for k in (*ALGO_KEYS, "K", "weighted") if given.get(k) not in (None, False)])
+    several = "WORLD_SIZE" in os.environ or (cfg.get("nproc") or 1) > 1
+    summary = distributed.run(cfg, resume=cfg["resume"]) if several else run(cfg, resume=cfg["resume"])
     if summary is None:  # a torchrun rank other than 0: rank 0 reports
         return 0
     last = summary["last"] or {}
@@ -185,3 +414,20 @@ def _train(args) -> int:
     print(f"{summary['status']}: {cfg['algo']} {summary['rounds']} rounds in {summary['wall_seconds']:.1f}s; "
           + ", ".join(f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}" for k, v in shown.items()))
     return 0 if summary["status"] == "completed" else 3
+
+
+def _sweep(args) -> int:
+    from dfltheory.empirical import sweep
+
+    spec, out = read_sweep(args.file)
+    out = Path(args.out or out or Path("runs") / Path(args.file).stem)
+
+    def progress(done, total, eta):
+        print(f"\rsweep: {done}/{total} runs, about {eta:.0f} s left   ", end="" if done < total else "\n",
+              file=sys.stderr, flush=True)
+
+    rows = sweep.run_sweep(spec, out, args.jobs, progress if args.progress else None)
+    print(sweep.table(rows), end="")
+    print(f"wrote {sweep.write_csv(rows, out / 'sweep.csv')}; runs in {out / 'runs'} (tensorboard --logdir "
+          f"{out / 'runs'})")
+    return 0

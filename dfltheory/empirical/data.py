@@ -225,6 +225,16 @@ def make_partition(labels, n_clients, partition="dirichlet", alpha=0.3, classes_
     raise ValueError(f"unknown partition {partition!r}; valid partitions: {', '.join(PARTITIONS)}")
 
 
+def label_counts(data: FederatedData) -> np.ndarray:
+    """(m, classes) int64 array: row i counts client i's training samples of each class (its sum is n_i). Only for
+    a classification data set: a regression one has no labels to count (ValueError)."""
+    if data.task != "classification":
+        raise ValueError(f"{data.name} is a {data.task} problem: its clients have no class labels to count; use a "
+                         "classification data set (digits, mnist, fashion-mnist, cifar10, cifar100)")
+    labels = data.y_train.cpu()
+    return np.stack([np.bincount(labels[ix].numpy(), minlength=data.num_classes) for ix in data.client_indices])
+
+
 def matching_test_partition(train_labels, train_parts, test_labels, seed=None) -> list[np.ndarray]:
     """Split the test set so that client i's test labels follow its training label counts.
 

@@ -43,6 +43,7 @@ from pathlib import Path
 import torch
 import torch.distributed as dist
 
+from dfltheory import plugins
 from dfltheory.empirical.communication import (CommContext, gossip, mix, multi_gossip, nesterov_extrapolation,
                                                push_sum)
 from dfltheory.empirical import rundir
@@ -290,6 +291,7 @@ def worker(rank: int, world: int, cfg: dict, resume: bool) -> dict | None:
     from dfltheory.empirical.allocator import keep_freed_memory
 
     keep_freed_memory()  # a spawned rank starts a fresh process: as `dfltheory` does at start
+    plugins.load_inherited()  # and loads the plugins the command loaded (a user's algorithm)
     torch.set_num_threads(cfg.get("threads") or 1)
     cfg = {**cfg, "device": init(rank, world, cfg.get("device", "cpu")), "threads": torch.get_num_threads(),
            "nproc": world, "data_seed": runner.data_seed(cfg)}  # resolved as runner.run does: the same problem

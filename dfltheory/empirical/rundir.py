@@ -14,6 +14,8 @@ A run directory (``dfltheory train --out DIR``) holds four files:
     a JSON object (status, rounds, last record, and the length and SHA-256 of ``metrics.jsonl``), written when a
     part of the run ends and removed when a resumed run starts (it then describes a file that is being rewritten).
 
+TensorBoard event files (``events.out.tfevents.*``, :mod:`dfltheory.empirical.tensorboard`): extra, not validated.
+
 Every reader here refuses what it cannot trust with a ValueError naming the file, where it breaks and the fix:
 a resumed run continues only from a checkpoint whose digest, identity and metrics prefix match; a finished run is
 read only if its metrics match its summary (:func:`read_records`, :func:`complete`).

@@ -372,7 +372,7 @@ def _as_run(cfg: dict) -> dict:
     ``epochs`` as false. Configs stored before K, DFedPGP's momentum and ``epochs`` were resolved thus resume."""
     cfg = {**cfg, **({"epochs": bool(cfg["epochs"])} if "epochs" in cfg else {})}
     algo = cfg.get("algo")
-    if algo not in A.NAMES:
+    if algo not in A.ALGORITHMS:
         return cfg
     try:
         made = A.make(algo, **{k: cfg.get(k) for k in ALGO_KEYS})
@@ -402,7 +402,9 @@ def _clean(rec: dict) -> dict:
 
 def train(engine: Engine, evaluator: Evaluator, out, rounds: int, *, config: dict | None = None, eval_every: int = 1,
           checkpoint_every: int = 10, resume: bool = False, progress: bool = True, local_eval: bool = True) -> dict:
-    """Train ``engine`` up to round ``rounds`` in run directory ``out``; returns the summary dict."""
+    """Train ``engine`` up to round ``rounds`` in run directory ``out``; returns the summary dict. TensorBoard event
+    files go next to metrics.jsonl unless ``config['tensorboard']`` is False (:mod:`dfltheory.empirical.tensorboard`).
+    """
     from dfltheory.paths import output_dir
 
     if rounds < 0 or eval_every < 1 or checkpoint_every < 1:
@@ -422,7 +424,7 @@ def train(engine: Engine, evaluator: Evaluator, out, rounds: int, *, config: dic
         if "seed" in saved and "data_seed" in config:  # written before data_seed/data_params existed
             saved = {"data_seed": saved["seed"], "data_params": {}, **saved}
         saved_run, this_run = _as_run(saved), _as_run(config)
-        diff = sorted(k for k in set(saved) | set(config) if k not in VOLATILE + ("resume",)
+        diff = sorted(k for k in set(saved) | set(config) if k not in VOLATILE + ("resume", "tensorboard")
                       and saved_run.get(k) != this_run.get(k))
         if config and diff:
             raise ValueError(f"--resume with a different config ({', '.join(diff)}) than {cfile} records; use the "
@@ -442,10 +444,17 @@ def train(engine: Engine, evaluator: Evaluator, out, rounds: int, *, config: dic
     elif ckpt.exists() or mfile.exists():
         raise ValueError(f"{out} already holds a run; pass --resume to continue it or choose another --out")
     cfile.write_text(json.dumps({**config, "rounds": rounds}, indent=2, default=str) + "\n")
+    events = None  # TensorBoard event files next to metrics.jsonl; a resume writes them afresh from the kept records
+    if config.get("tensorboard", True):
+        from dfltheory.empirical.tensorboard import EventLog
+
+        events = EventLog(out, {**config, "rounds": rounds}, rundir.read_records(mfile) if resume else ())
 
     def record() -> dict:
         rec = _clean(measure(engine, evaluator, local=local_eval))
         log.append(rec)
+        if events is not None:
+            events.add(rec)
         return rec
 
     start = time.perf_counter()
@@ -480,6 +489,8 @@ def train(engine: Engine, evaluator: Evaluator, out, rounds: int, *, config: dic
             rundir.save_checkpoint({**engine.state_dict(), "wall_seconds": wall(), rundir.METRICS: log.mark()}, ckpt)
     if bar is not None:
         bar.close()
+    if events is not None:
+        events.close()
     part = time.perf_counter() - start
     summary = {"status": status, "rounds": engine.t, "wall_seconds": wall_before + part,
                "wall_seconds_this_part": part, "last": last, rundir.METRICS: log.mark()}

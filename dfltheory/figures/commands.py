@@ -1,9 +1,13 @@
 """Subcommands ``dfltheory report`` (the full verification report) and ``dfltheory plot`` (one figure:
-a bound over a parameter, a run's measured rate against a bound, topology constants against n)."""
+a bound over a parameter, a run's measured rate against a bound, topology constants against n, a data partition)."""
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
+
+
+MAX_POINTS = 100_000  # a bound's curve: more points than pixels already
 
 
 def register(subparsers) -> None:
@@ -58,6 +62,20 @@ def register(subparsers) -> None:
     t.add_argument("--weights", default="metropolis")
     t.add_argument("--out", required=True, help="figure file")
     t.set_defaults(func=_plot_topology)
+    d = kinds.add_parser("partition", help="each client's label distribution (stacked bars) and size n_i",
+                         description="The training data of each client as a run with these options splits it: one "
+                                     "bar per client, stacked by class, its height (and number) n_i.")
+    d.add_argument("--dataset", default="digits", help="a classification data set: digits, mnist, fashion-mnist, "
+                   "cifar10, cifar100 (torchvision files from --data-root; nothing is downloaded)")
+    d.add_argument("--clients", "--n", dest="n", type=int, default=10, help="number of clients m")
+    d.add_argument("--partition", default="dirichlet", help="dirichlet, pathological or iid")
+    d.add_argument("--alpha", type=float, default=0.3, help="Dirichlet concentration")
+    d.add_argument("--classes-per-client", type=int, default=2, help="classes per client (pathological)")
+    d.add_argument("--seed", type=int, default=0, help="the data seed: a run's --data-seed (default its --seed)")
+    d.add_argument("--data-params", default=None, help="the data set's options, e.g. fake=true,train_size=1000")
+    d.add_argument("--data-root", default=None, help="directory of the torchvision data sets")
+    d.add_argument("--out", required=True, help="figure file")
+    d.set_defaults(func=_plot_partition)
 
 
 def _report(args) -> int:
@@ -116,9 +134,10 @@ def _plot_bound(args) -> int:
 
     _check_out(args.out)
     low, high = args.range
-    if args.points < 2 or not low < high or (args.log_x and low <= 0):
-        raise ValueError(f"--range {low} {high} --points {args.points}: need LOW < HIGH, at least 2 points and "
-                         "LOW > 0 with --log-x")
+    if not 2 <= args.points <= MAX_POINTS:
+        raise ValueError(f"--points must be an integer from 2 to {MAX_POINTS:,} (a curve's grid), got {args.points}")
+    if not (math.isfinite(low) and math.isfinite(high)) or not low < high or (args.log_x and low <= 0):
+        raise ValueError(f"--range {low} {high}: need finite LOW < HIGH, and LOW > 0 with --log-x")
     grid = np.geomspace(low, high, args.points) if args.log_x else np.linspace(low, high, args.points)
     values = parse_assignments(args.set)
     if args.terms:
@@ -167,6 +186,28 @@ def _plot_run(args) -> int:
 def _plot_topology(args) -> int:
     from dfltheory.figures import plot_topology_constants
 
+    from dfltheory.topology import KEYS
+    from dfltheory.topology.checks import arguments
+
     _check_out(args.out)
+    for n in args.n:
+        arguments(cli=True, n=n)
+    if args.key not in KEYS:
+        raise ValueError(f"--key {args.key!r} is not a topology constant; give one of {', '.join(KEYS)}")
     ax = plot_topology_constants(args.names, args.n, key=args.key, weights=args.weights)
+    return _save(ax, args.out)
+
+
+def _plot_partition(args) -> int:
+    from dfltheory.empirical.commands import parse_data_params
+    from dfltheory.figures.partition import plot_partition
+
+    _check_out(args.out)
+    try:
+        ax = plot_partition({"dataset": args.dataset, "n": args.n, "partition": args.partition, "alpha": args.alpha,
+                             "classes_per_client": args.classes_per_client, "seed": args.seed,
+                             "data_params": parse_data_params(args.data_params), "data_root": args.data_root})
+    except FileNotFoundError as err:
+        raise ValueError(f"{err} (give --data-root DIR where the files are; `dfltheory train --download` fetches "
+                         "them)") from None
     return _save(ax, args.out)

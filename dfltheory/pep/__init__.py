@@ -24,11 +24,12 @@ from dfltheory.pep.compare import THEOREMS, VARIANTS, compare
 from dfltheory.pep.interpolation import check as interpolation_check
 from dfltheory.pep.mixing import ExplicitMixing, PushSumMixing, SpectralClass, as_mixing
 from dfltheory.pep.problem import (ALGORITHMS, GAPS, HETEROGENEITY_AT, MAX_GRAM, MAX_SECONDS, METRICS, PEPResult,
-                                   PEPSolveError, Size, admm_gamma, estimate_size, metric_text, worst_case)
+                                   PEPSolveError, Size, admm_gamma, estimate_size, metric_text, register_pep_model,
+                                   worst_case)
 from dfltheory.pep.sweep import W_lambda, plot, sweep
 from dfltheory.pep.table import pep_table
 
 __all__ = ["ALGORITHMS", "GAPS", "HETEROGENEITY_AT", "MAX_GRAM", "MAX_SECONDS", "METRICS", "THEOREMS", "VARIANTS",
            "ExplicitMixing", "PEPResult", "PEPSolveError", "PushSumMixing", "Size", "SpectralClass", "W_lambda",
            "admm_gamma", "as_mixing", "compare", "estimate_size", "interpolation_check", "metric_text", "pep_table",
-           "plot", "sweep", "worst_case"]
+           "plot", "register_pep_model", "sweep", "worst_case"]

@@ -45,7 +45,7 @@ from __future__ import annotations
 
 import math
 
-from dfltheory.pep.problem import ADMM, CATA, PUSH_SUM, PEPResult, PEPSolveError
+from dfltheory.pep.problem import ADMM, CATA, LIKE, PUSH_SUM, THEOREM_OF, PEPResult, PEPSolveError
 
 __all__ = ["THEOREM", "THEOREMS", "VARIANTS", "best_rate", "compare", "mixing_lambda", "push_sum_constants",
            "theorem_for", "theorem_values"]
@@ -72,6 +72,11 @@ WITH_XI = ("dfedcata.thm1.consensus", "dfedcata.thm1.A")
 
 
 def theorem_for(algorithm: str) -> str:
+    """The theorem the worst case of ``algorithm`` is compared with (a user's model: the one it registered, else
+    its built-in model's)."""
+    if THEOREM_OF.get(algorithm):
+        return THEOREM_OF[algorithm]
+    algorithm = LIKE.get(algorithm, algorithm)
     if algorithm in ADMM:
         return "dfedadmm.thm1"
     if algorithm in CATA:
@@ -147,14 +152,18 @@ def mixing_lambda(settings: dict) -> float | None:
 def theorem_values(result: PEPResult, lam: float) -> tuple[dict | None, str]:
     """The theorem's values for the PEP instance (sigma_l = 0), or None and why not."""
     s = result.settings
-    tid = theorem_for(s["algorithm"])
-    if s["algorithm"] == "dfedsam-unnormalized" and s["rho"]:
+    tid, algorithm = theorem_for(s["algorithm"]), LIKE.get(s["algorithm"], s["algorithm"])
+    if THEOREM_OF.get(s["algorithm"]):  # a user's theorem: every setting of the PEP, it takes the ones it names
+        given = dict(eta=s["eta"], K=s["K"], T=s["T"], L=s["L"], m=s["m"], Q=s["Q"], rho=s["rho"], sigma_l=0.0,
+                     sigma_g=s["sigma_g"], B=s["B"], lam=lam, psi=lam, f0_minus_fstar=s["Delta"])
+        return {k: v for k, v in given.items() if v is not None}, ""
+    if algorithm == "dfedsam-unnormalized" and s["rho"]:
         return None, (f"no theorem covers the unnormalized ascent step (rho = {s['rho']}): {THEOREM}'s rho is the "
                       "radius of the normalized step")
-    if s["algorithm"] in CATA or s["algorithm"] in ADMM:
+    if algorithm in CATA or algorithm in ADMM:
         if s["Q"] != 1:
             return None, f"{tid} models one gossip step per round (Q = 1), got Q = {s['Q']}"
-    if s["algorithm"] in CATA:
+    if algorithm in CATA:
         if s["sigma_g"] is None:
             return None, f"{tid} assumes A3 (heterogeneity): give sigma_g (G of A3 with B_het = 1)"
         values = dict(eta=s["eta"], K=s["K"], T=s["T"], L=s["L"], m=s["m"], sigma_l=0.0, f0_minus_fstar=s["Delta"],
@@ -164,7 +173,7 @@ def theorem_values(result: PEPResult, lam: float) -> tuple[dict | None, str]:
     if missing:
         return None, f"{tid} assumes {' and '.join(missing)} (its heterogeneity and bounded-gradient assumptions): " \
                      f"give {', '.join(missing)}"
-    if s["algorithm"] in PUSH_SUM:
+    if algorithm in PUSH_SUM:
         consts = push_sum_constants(s["mixing_args"], s["T"], s["m"])
         if not math.isfinite(consts["C"]):
             return None, (f"the mixing never reaches consensus over {max(s['T'], PUSH_SUM_HORIZON)} rounds "
@@ -174,7 +183,7 @@ def theorem_values(result: PEPResult, lam: float) -> tuple[dict | None, str]:
         values = dict(eta=s["eta"], K=s["K"], T=s["T"], L=s["L"], alpha=s["alpha"] or 0.0, rho=rho, sigma_l=0.0,
                       sigma_g=s["sigma_g"], B=s["B"], f0_minus_fstar=s["Delta"], x0_sq_mean=0.0, **consts)
         return values, ""
-    if s["algorithm"] in ADMM:
+    if algorithm in ADMM:
         values = dict(eta=s["eta"], K=s["K"], T=s["T"], L=s["L"], rho=s["rho"], sigma_l=0.0, sigma_g=s["sigma_g"],
                       B=s["B"], psi=lam, lam_pen=s["lam_pen"], f0_minus_fstar=s["Delta"])
         return values, ""
@@ -196,7 +205,7 @@ def compare(result: PEPResult, lam: float | None = None) -> dict:
         lam = mixing_lambda(result.settings)
     values, reason = theorem_values(result, lam)
     tid = theorem_for(result.settings["algorithm"])
-    rows = [_one(v, values, reason, result) for v in THEOREMS[tid] if _applies(v, values, result)]
+    rows = [_one(v, values, reason, result) for v in THEOREMS.get(tid, (tid,)) if _applies(v, values, result)]
     if values is None:
         rows = rows[:1]
     out = dict(rows[0], lam=lam, worst_case=result.value, variants=rows[1:])

@@ -75,9 +75,9 @@ import numpy as np
 
 from dfltheory.pep.mixing import ExplicitMixing, PushSumMixing, SpectralClass, as_mixing
 
-__all__ = ["ACCEPTED_STATUSES", "ADMM", "ALGORITHMS", "CATA", "GAPS", "HETEROGENEITY_AT", "MAX_GRAM", "MAX_SCALE",
-           "MAX_SECONDS", "METRICS", "PEPResult", "PEPSolveError", "PUSH_SUM", "Size", "admm_gamma", "count_text",
-           "estimate_size", "metric_text", "worst_case"]
+__all__ = ["ACCEPTED_STATUSES", "ADMM", "ALGORITHMS", "CATA", "GAPS", "HETEROGENEITY_AT", "LIKE", "MAX_GRAM",
+           "MAX_SCALE", "MAX_SECONDS", "METRICS", "PEPResult", "PEPSolveError", "PUSH_SUM", "Size", "admm_gamma",
+           "count_text", "estimate_size", "metric_text", "register_pep_model", "worst_case"]
 
 #: algorithm -> (gradient queries per local step, description)
 ALGORITHMS = {
@@ -112,6 +112,39 @@ _POINT = {"dfedadmm": "w^t = x_bar^t + ((1-gamma)/gamma)(x_bar^t - x_bar^{t-1})"
           "sgp": "x_bar^t, the numerators' mean"}
 _POINT.update({"dfedadmm-sam-unnormalized": _POINT["dfedadmm"], "dfedsgpm": _POINT["sgp"],
                "dfedsgpsm-unnormalized": _POINT["sgp"]})
+
+
+#: a user's PEP model -> the built-in model it runs (:func:`register_pep_model`)
+LIKE: dict[str, str] = {}
+
+
+def register_pep_model(name: str, like: str, description: str, *, theorem: str | None = None,
+                       origin: str = "") -> None:
+    """Make ``name`` an algorithm of ``dfltheory pep``: the PEP of the built-in model ``like`` (same local steps,
+    mixing and measured quantity; see :data:`ALGORITHMS`), under the user's name and ``description``, compared
+    with ``theorem`` (a catalog id) where given, else with ``like``'s theorem. ``origin`` (a plugin file) is named
+    in the errors, ValueErrors that name the problem and the fix."""
+    where = f"{origin}: " if origin else ""
+    if not isinstance(name, str) or not name or name in ALGORITHMS:
+        raise ValueError(f"{where}PEP model name {name!r} is taken or empty; choose another name")
+    if like not in ALGORITHMS or like in LIKE:
+        raise ValueError(f"{where}PEP model {name!r}: like={like!r} is not a built-in model; give one of "
+                         f"{', '.join(k for k in ALGORITHMS if k not in LIKE)}")
+    if theorem is not None:
+        from dfltheory.bounds import catalog
+
+        if theorem not in catalog():
+            raise ValueError(f"{where}PEP model {name!r}: unknown theorem {theorem!r}; register its paper first")
+    ALGORITHMS[name] = (ALGORITHMS[like][0], description)
+    METRICS[name] = METRICS[like]
+    if like in _POINT:
+        _POINT[name] = _POINT[like]
+    LIKE[name] = like
+    THEOREM_OF[name] = theorem
+
+
+#: a user's PEP model -> the theorem it is compared with (None: its ``like`` model's)
+THEOREM_OF: dict[str, str | None] = {}
 
 
 def metric_text(algorithm: str) -> str:
@@ -377,6 +410,7 @@ def worst_case(algorithm: str, m: int, K: int, T: int, eta: float, L: float = 1.
     reconstruction or duality gap exceed the tolerances, is retried once with Clarabel's :data:`RETRY_OPTIONS`;
     if that fails too, :class:`PEPSolveError` (cause and fix in one line): never a number.
     """
+    name, algorithm = algorithm, LIKE.get(algorithm, algorithm)  # a user's model runs the built-in one it names
     _check(algorithm, m, K, T, eta, L, Delta, sigma_g, B, rho, Q, gap, heterogeneity_at, lam_pen, beta, alpha)
     if isinstance(max_seconds, bool) or not isinstance(max_seconds, (int, float, np.integer, np.floating)) or not (
             math.isfinite(max_seconds) and max_seconds > 0):
@@ -403,7 +437,7 @@ def worst_case(algorithm: str, m: int, K: int, T: int, eta: float, L: float = 1.
                          f"{count_text(size.constraints)} constraints, "
                          f"expected ~{size.expected_seconds:.0f} s (limits: Gram <= {MAX_GRAM}, {max_seconds:.0f} s); "
                          "reduce m, K or T (about m (T (K + 1))^2 constraints, solve time ~ constraints^2)")
-    settings = dict(algorithm=algorithm, m=m, K=K, T=T, eta=eta, L=L, Delta=Delta, sigma_g=sigma_g, B=B, rho=rho,
+    settings = dict(algorithm=name, m=m, K=K, T=T, eta=eta, L=L, Delta=Delta, sigma_g=sigma_g, B=B, rho=rho,
                     Q=Q, gap=gap, heterogeneity_at=heterogeneity_at, mixing=mixing.describe(), lam_pen=lam_pen,
                     beta=beta, alpha=alpha, xi_weight=xi_weight, metric=METRICS[algorithm],
                     mixing_args=mixing.args())

@@ -1,7 +1,7 @@
 """Bound-holds experiments: every main theorem of the five papers, and each named variant, against training on a
 problem whose constants are exact or certified.
 
-For each paper (:data:`dfltheory.verify.plans.PLANS`):
+For each paper (:func:`dfltheory.verify.plans.plans`):
 
 1. the problem's constants (:mod:`dfltheory.verify.problems`), the topology's constants (lambda, psi; for push-sum
    C, q cited from the lemma and measured on the graph sequence, and delta), the hyper-parameters of the plan,
@@ -28,7 +28,6 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-import os
 import shutil
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -37,8 +36,9 @@ from pathlib import Path
 
 import numpy as np
 
+from dfltheory.empirical.sweep import RunCache, check_workers
 from dfltheory.verify import measures as M
-from dfltheory.verify.plans import PLANS, PaperPlan, Target, Topo, resolve
+from dfltheory.verify.plans import PaperPlan, Target, Topo, plans, resolve
 
 #: Verdict names, strongest first.
 VERDICTS = ("violated", "inconclusive", "holds", "vacuous", "conditions fail", "diverged", "not testable")
@@ -79,20 +79,20 @@ def resolve_targets(targets: Iterable[str]) -> dict[str, tuple[Target, ...]]:
     out: dict[str, list[Target]] = {}
     for name in targets:
         if name == "all":
-            for paper, plan in PLANS.items():
+            for paper, plan in plans().items():
                 out[paper] = list(plan.targets)
-        elif name in PLANS:
-            out[name] = list(PLANS[name].targets)
+        elif name in plans():
+            out[name] = list(plans()[name].targets)
         else:
             paper = name.split(".")[0]
-            plan = PLANS.get(paper)
+            plan = plans().get(paper)
             try:
                 target = plan.target(name) if plan else None
             except KeyError:
                 target = None
             if target is None:
-                valid = [t.theorem for p in PLANS.values() for t in p.targets]
-                raise ValueError(f"nothing to verify for {name!r}: give 'all', a paper ({', '.join(PLANS)}) or a "
+                valid = [t.theorem for p in plans().values() for t in p.targets]
+                raise ValueError(f"nothing to verify for {name!r}: give 'all', a paper ({', '.join(plans())}) or a "
                                  f"theorem with a training experiment ({', '.join(valid)})")
             out.setdefault(paper, [])
             if target not in out[paper]:
@@ -122,73 +122,6 @@ def train_command(cfg: Mapping) -> str:
             value = ",".join(f"{k}={v}" for k, v in value.items())
         flags.append(f"{flag} {value!r}" if isinstance(value, float) else f"{flag} {value}")
     return "dfltheory train " + " ".join(flags)
-
-
-class RunCache:
-    """Runs kept under ``root/<key>``, the key a hash of the config: a finished run is read back, not re-run."""
-
-    def __init__(self, root: Path):
-        self.root = Path(root)
-        self.trained = 0  # runs trained (not read back) by this cache object
-
-    def path(self, cfg: Mapping) -> Path:
-        key = hashlib.sha256(json.dumps(cfg, sort_keys=True, default=str).encode()).hexdigest()[:16]
-        return self.root / key
-
-    def done(self, cfg: Mapping) -> bool:
-        """Whether the run of ``cfg`` is cached complete for its horizon, every file read back
-        (:func:`dfltheory.empirical.rundir.complete`); otherwise :meth:`fill` trains it again."""
-        from dfltheory.empirical.rundir import complete
-
-        return complete(self.path(cfg), cfg["rounds"])
-
-    def fill(self, cfgs: Sequence[Mapping], workers: int = 1, progress: Callable | None = None) -> None:
-        """Train every run of ``cfgs`` that is not cached, in ``workers`` processes (each run single-threaded);
-        ``progress(done, total, eta_seconds)`` after each run, cached ones included."""
-        todo = [dict(c) for c in cfgs if not self.done(c)]
-        total, done, start = len(cfgs), len(cfgs) - len(todo), time.perf_counter()
-
-        def tick(trained: int):
-            if progress:
-                rate = (time.perf_counter() - start) / max(trained, 1)
-                progress(done, total, rate * (total - done))
-
-        tick(0)
-        jobs = [{**c, "out": str(self.path(c))} for c in todo]
-        for job in jobs:
-            shutil.rmtree(job["out"], ignore_errors=True)
-        if workers > 1 and len(jobs) > 1:
-            from concurrent.futures import ProcessPoolExecutor, as_completed
-
-            with ProcessPoolExecutor(max_workers=min(workers, len(jobs))) as pool:  # no idle processes
-                for n, future in enumerate(as_completed([pool.submit(_train, job) for job in jobs]), 1):
-                    future.result()
-                    done += 1
-                    tick(n)
-        else:
-            for n, job in enumerate(jobs, 1):
-                _train(job)
-                done += 1
-                tick(n)
-        self.trained += len(jobs)
-
-    def get(self, cfg: Mapping) -> tuple[list[dict], str]:
-        """(metrics rows, status) of a cached run (:meth:`fill` trains it); a run not complete for its horizon is
-        a ValueError (it would compare a bound at T with fewer rounds)."""
-        from dfltheory.empirical.rundir import read_records, read_summary
-
-        out = self.path(cfg)
-        if not self.done(cfg):
-            raise ValueError(f"the cached run {out} is not complete for its {cfg['rounds']} rounds; run the "
-                             "verification again (it retrains it)")
-        return read_records(out / "metrics.jsonl"), read_summary(out)["status"]
-
-
-def _train(cfg: dict) -> None:
-    """One run (a module-level function, so that worker processes can run it)."""
-    from dfltheory.empirical.runner import run
-
-    run({**cfg, "progress": False})
 
 
 # ------------------------------------------------------------------------------------------------ constants
@@ -627,7 +560,7 @@ def horizon_rows(chosen: Mapping[str, Sequence[Target]], size: Size, workers: in
     error Xi is set to 0 (its most favourable value): T* of a bound with Xi is then a lower estimate. Returns
     {paper: (rows, {"<paper> on <problem>": constants table})}."""
     tasks = [(paper, name, tuple(t.theorem for t in tgts), size) for paper, tgts in chosen.items()
-             for name in (PLANS[paper].problem, *PLANS[paper].informative_problems)]
+             for name in (plans()[paper].problem, *plans()[paper].informative_problems)]
     found = {paper: ([], {}) for paper in chosen}
     for (paper, name, _, _), (rows, table) in zip(tasks, pool_map(_problem_horizons, tasks, workers)):
         found[paper][0].extend(rows)
@@ -748,7 +681,7 @@ def replicated_terms(cfg: Mapping, seeds: int, measure: str, values: Mapping[str
 def _problem_horizons(paper: str, problem: str, theorems: tuple[str, ...], size: Size) -> tuple[list[dict], list]:
     """The T* rows and constants table of a paper's targets (named by their theorems: a plan holds functions, which
     do not pass to a worker process) on one problem."""
-    plan = PLANS[paper]
+    plan = plans()[paper]
     return _horizon_rows(replace(plan, problem=problem), [plan.target(t) for t in theorems], size)
 
 
@@ -977,12 +910,7 @@ def check_run_options(size, sizes: Mapping, workers: int, device: str):
     from dfltheory.empirical.runner import check_device
 
     check_device(device)
-    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
-        raise ValueError(f"workers must be a positive integer (processes that train runs), got {workers!r}")
-    cpus = os.cpu_count() or 1
-    if workers > cpus:  # each process trains on one CPU thread: more processes than CPUs only wait for each other
-        raise ValueError(f"{workers} processes (--jobs) for {cpus} CPU(s): each trains on one thread, so more than "
-                         f"the CPU count only competes for them; give --jobs {cpus} or fewer")
+    check_workers(workers)
     if isinstance(size, str):
         if size not in sizes:
             raise ValueError(f"unknown size {size!r}; choose one of {', '.join(sizes)}")
@@ -1015,7 +943,7 @@ def verify(targets: Sequence[str] = ("all",), size: str | Size = "default", out:
     found = horizon_rows(chosen, size, workers)
     for paper, tgts in chosen.items():
         rows, tables = found[paper]
-        plan = PLANS[paper]
+        plan = plans()[paper]
         stage = (lambda name: (lambda d, t, e: progress(name, d, t, e)) if progress else None)
         part = verify_paper(plan, tgts, size, cache, stage(f"{paper}: bound-holds runs"), workers, device)
         result["constants"].update(tables)

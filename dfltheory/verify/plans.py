@@ -78,7 +78,9 @@ DIRECTED = (Topo("k-out", "push-sum", {"k": 3}), Topo("random", "push-sum", {"k"
 
 SAM = {"rho": 0.01}
 
-PLANS: dict[str, PaperPlan] = {
+#: the verification plan of every paper that has one, by paper: read it through :func:`plans`
+PLANS: dict[str, PaperPlan] = {}
+_BUILTIN: dict[str, PaperPlan] = {
     "dfedsgpsm": PaperPlan(
         "dfedsgpsm", "synthetic-robust", "eta", K=4, pushsum=True, rate="dfedsgpsm.cor1.exact",
         informative_problems=("synthetic-robust-common",),
@@ -146,6 +148,42 @@ PLANS: dict[str, PaperPlan] = {
 }
 
 
+def register_plan(plan: PaperPlan, *, origin: str = "") -> None:
+    """Make ``dfltheory verify`` (and the report) test a paper's theorems: ``plan.paper`` a paper of the catalog,
+    each target's theorem one of its ids, its algorithm a registered one, its measure a key of
+    :data:`dfltheory.verify.measures.MEASURES` and the problem one of :data:`dfltheory.verify.problems.PROBLEMS`.
+    ``origin`` (a plugin file) is named in the errors, ValueErrors that name the problem and the fix."""
+    from dfltheory.bounds import PAPERS, catalog
+    from dfltheory.empirical.algorithms import ALGORITHMS
+    from dfltheory.verify.measures import MEASURES
+    from dfltheory.verify.problems import PROBLEMS
+
+    where = f"{origin}: " if origin else ""
+    if origin != __name__:
+        plans()  # the built-in plans come first
+    if not isinstance(plan, PaperPlan):
+        raise ValueError(f"{where}{plan!r} is not a dfltheory.verify.PaperPlan")
+    if plan.paper not in PAPERS:
+        raise ValueError(f"{where}plan for unknown paper {plan.paper!r}; register the paper first "
+                         "(dfltheory.bounds.register_paper)")
+    if plan.paper in PLANS:
+        raise ValueError(f"{where}paper {plan.paper!r} already has a verification plan")
+    checks = [(plan.problem in PROBLEMS, f"problem {plan.problem!r}", f"one of {', '.join(PROBLEMS)}"),
+              (bool(plan.targets), "no targets", "give at least one Target")]
+    for t in plan.targets:
+        checks += [(t.theorem in catalog() and catalog()[t.theorem].paper == plan.paper,
+                    f"target theorem {t.theorem!r}", f"an id of paper {plan.paper!r}"),
+                   (t.algo in ALGORITHMS, f"target algorithm {t.algo!r}", "a registered algorithm"),
+                   (t.measure in MEASURES, f"target measure {t.measure!r}", f"one of {', '.join(MEASURES)}")]
+    for ok, what, fix in checks:
+        if not ok:
+            raise ValueError(f"{where}verification plan of {plan.paper!r}: {what} is not valid; give {fix}")
+    if not any(t.main for t in plan.targets):
+        raise ValueError(f"{where}verification plan of {plan.paper!r}: no target is the main theorem; mark one "
+                         "Target(..., main=True)")
+    PLANS[plan.paper] = plan
+
+
 def resolve(symbols: Mapping[str, object], values: Mapping[str, float]) -> dict[str, float]:
     """The plan's hyper-parameter symbols as numbers: callables are evaluated on ``values`` plus the numbers
     already resolved (in the plan's order)."""
@@ -153,3 +191,12 @@ def resolve(symbols: Mapping[str, object], values: Mapping[str, float]) -> dict[
     for name, v in symbols.items():
         out[name] = float(v({**values, **out})) if isinstance(v, Callable) else v
     return out
+
+
+def plans() -> dict[str, PaperPlan]:
+    """Every registered verification plan by paper: the built-in ones (registered through :func:`register_plan` on
+    first use, which loads the catalog), then the plugins'."""
+    if not PLANS.keys() & _BUILTIN.keys():
+        for plan in _BUILTIN.values():
+            register_plan(plan, origin=__name__)
+    return PLANS

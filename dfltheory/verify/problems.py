@@ -37,12 +37,15 @@ from dfltheory.empirical import data as D
 
 KINDS = ("exact", "bound", "measured")
 _DATA = "dfltheory.empirical.data"
-SIGMA_G_FORM = {  # paper -> key of FederatedData.constants holding sigma_g^2 in the paper's form (GLM problems)
-    "dfedsam": "sigma_g2_bound",
-    "dfedsgpsm": "sigma_g2_client_bound",
-    "dfedadmm": "sigma_g2_client_bound",
-    "dfedpgp": "sigma_g2_personal_bound",
-}
+#: a form of sigma_g (dfltheory.bounds.catalog.SIGMA_G_FORMS) -> the key of FederatedData.constants holding
+#: sigma_g^2 in that form (GLM problems); a paper declares its form (register_paper(..., sigma_g_form=...))
+FORM_KEY = {"mean": "sigma_g2_bound", "client": "sigma_g2_client_bound", "personal": "sigma_g2_personal_bound"}
+
+
+def _form_key(paper: str | None) -> str | None:
+    from dfltheory.bounds.catalog import sigma_g_form
+
+    return FORM_KEY.get(sigma_g_form(paper))
 
 
 @dataclass(frozen=True)
@@ -108,8 +111,10 @@ PROBLEMS: dict[str, Problem] = {p.name: p for p in (
 def _paper(theorem: str | None) -> str | None:
     if theorem is None:
         return None
+    from dfltheory.bounds import PAPERS
+
     paper = theorem.split(".")[0]
-    known = ("dfedsgpsm", "dfedsam", "dfedcata", "dfedpgp", "dfedadmm")
+    known = tuple(PAPERS)
     if paper not in known:
         raise ValueError(f"unknown theorem {theorem!r}; give a catalog id such as 'dfedsam.thm4.1' or a paper name "
                          f"({', '.join(known)})")
@@ -136,7 +141,7 @@ def _sigma(var_one_sample: float, b: float, kind: str, proof: str) -> Constant:
 def _quadratic(c: dict, b: float, paper: str | None) -> dict[str, Constant]:
     q = f"{_DATA}.quadratic_constants"
     sup = "sigma_g2_sup" in c  # all client Hessians equal: the heterogeneity does not depend on x
-    key = "sigma_g2_star" if paper == "dfedsam" else "sigma_g2_client_star"
+    key = "sigma_g2_star" if _form_key(paper) == FORM_KEY["mean"] else "sigma_g2_client_star"
     return {
         "L": Constant(c["L"], "exact", f"{q} (L = max_i lambda_max(H_i))"),
         "f_star_lower": Constant(c["f_star"], "exact", f"{q} (f* = f(x*), x* solves the normal equations)"),
@@ -155,7 +160,7 @@ def _glm(c: dict, b: float, paper: str | None, name: str) -> dict[str, Constant]
     g = f"{_DATA}.glm_constants"
     L_exact = name == "synthetic-logistic" or c.get("L_exact", False)
     forms = [k for k in ("sigma_g2_bound", "sigma_g2_client_bound", "sigma_g2_personal_bound") if k in c]
-    key = SIGMA_G_FORM.get(paper, "sigma_g2_client_bound") if paper else max(forms, key=c.get)
+    key = (_form_key(paper) or FORM_KEY["client"]) if paper else max(forms, key=c.get)
     out = {
         "L": Constant(c["L"], "exact" if L_exact else "bound",
                       f"{where} (L{', attained' if L_exact else ''}); {g} (L)"),
@@ -223,7 +228,7 @@ def theorem_constants(problem_or_data, batch_size, theorem: str | None = None, m
 def numeric_estimates(evaluator, points, paper: str | None = None) -> dict[str, float]:
     """Numeric lower estimates of the certified constants: their defining suprema evaluated at ``points`` (states
     (m, d), e.g. :func:`dfltheory.verify.trivial.sample_points`; every row of a state the same point x). 'B':
-    max ||grad f_i(x)||; 'sigma_g': the paper's form of the heterogeneity (:data:`SIGMA_G_FORM`: the average
+    max ||grad f_i(x)||; 'sigma_g': the paper's form of the heterogeneity (:func:`_form_key`: the average
     (1/m) sum_i ||grad f_i - grad f||^2, otherwise the per-client max), as a standard deviation. A certified
     constant is at least its estimate; their ratio says how loose the certificate is."""
     B2, het = 0.0, 0.0
@@ -231,7 +236,7 @@ def numeric_estimates(evaluator, points, paper: str | None = None) -> dict[str, 
         grads = evaluator.client_objectives(X)[1].double()
         gaps = ((grads - grads.mean(0)) ** 2).sum(1)
         B2 = max(B2, float((grads**2).sum(1).max()))
-        het = max(het, float(gaps.mean() if SIGMA_G_FORM.get(paper) == "sigma_g2_bound" else gaps.max()))
+        het = max(het, float(gaps.mean() if _form_key(paper) == FORM_KEY["mean"] else gaps.max()))
     return {"B": math.sqrt(B2), "sigma_g": math.sqrt(het)}
 
 

@@ -76,12 +76,10 @@ def rates_section(progress: Callable | None = None, papers=None) -> list[dict]:
 
 
 def _settings(papers=None) -> list:
-    import importlib
-
     from dfltheory.bounds import PAPERS
+    from dfltheory.bounds.catalog import experiments
 
-    return [s for paper in PAPERS if papers is None or paper in papers
-            for s in getattr(importlib.import_module(f"dfltheory.bounds.{paper}"), "EXPERIMENTS", ())]
+    return [s for paper in PAPERS if papers is None or paper in papers for s in experiments(paper)]
 
 
 def _variants(theorem: str) -> list[str]:
@@ -220,15 +218,15 @@ def network_section(out: Path, rounds: int = 10, n: int = 4, points: int = 2, it
                     progress: Callable | None = None) -> tuple[dict | None, str]:
     """A digits network (the default MLP) trained with each paper's algorithm for a few rounds on a ring of ``n``
     (the algorithm, its options and the quantity measured are those of the paper's main theorem in
-    :data:`dfltheory.verify.plans.PLANS`); the constants estimated from each run
+    :func:`dfltheory.verify.plans.plans`); the constants estimated from each run
     (``dfltheory.verify.estimators.estimate_run`` at ``points`` points, ``iters`` Lanczos steps: small, for time), the
     paper's and all conditions at the run's hyper-parameters (push-sum C, q measured on the graph), the largest step
     size the paper's conditions allow, and the bound against the measured quantity. A paper whose run cannot be
     evaluated keeps a row with the reason (``error``)."""
-    from dfltheory.verify.plans import PLANS
+    from dfltheory.verify.plans import plans
 
     rows = []
-    for k, plan in enumerate(PLANS.values()):
+    for k, plan in enumerate(plans().values()):
         target = next(t for t in plan.targets if t.main)
         try:
             rows.append(_network_row(out, plan, target, rounds, n, points, iters))
@@ -236,7 +234,7 @@ def network_section(out: Path, rounds: int = 10, n: int = 4, points: int = 2, it
             rows.append({"paper": plan.paper, "algo": target.algo, "theorem": target.theorem, "rounds": rounds,
                          "n": n, "error": f"{type(err).__name__}: {str(err).strip(chr(34))}"})
         if progress:
-            progress("runs", k + 1, len(PLANS))
+            progress("runs", k + 1, len(plans()))
     return {"rounds": rounds, "n": n, "points": points, "iters": iters, "rows": rows}, ""
 
 

@@ -90,7 +90,7 @@ def selection(m):
     return build_topology("neighbour-selection", m, weights="push-sum", seed=0, k=2)
 
 
-CASES = [(name, {}) for name in A.NAMES if name != "dfedsgpsm-s"] + [
+CASES = [(name, {}) for name in A.names() if name != "dfedsgpsm-s"] + [
     ("dfedcata", {"mode": "B"}),
     ("dfedcata", {"mode": "A", "sequential": True}),
     ("dfedcata", {"mode": "B", "sequential": True}),

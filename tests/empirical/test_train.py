@@ -28,7 +28,7 @@ EXTRA_ARGS = {  # DFedSGPSM-S draws its own graph; DFedPGP needs a model with a 
 
 
 @pytest.mark.parametrize("dataset", ["digits", "synthetic-logistic"])
-@pytest.mark.parametrize("algo", A.NAMES)
+@pytest.mark.parametrize("algo", A.names())
 def test_every_algorithm_trains_from_the_command_line(tmp_path, algo, dataset):
     out = tmp_path / "run"
     rc = cli.main(["train", "--algo", algo, "--dataset", dataset, "--n", "4", "--topology", "ring", "--rounds", "2",

@@ -22,7 +22,8 @@ import torch
 from dfltheory.empirical import runner
 from dfltheory.empirical.engine import Engine
 from dfltheory.empirical.functional import FlatModel
-from dfltheory.empirical.metrics import Evaluator, read_records
+from dfltheory.empirical.metrics import Evaluator
+from dfltheory.empirical.rundir import read_records
 
 M, K, ROUNDS, LR, B = 4, 2, 3, 0.05, 5
 RTOL = 1e-10

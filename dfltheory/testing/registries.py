@@ -1,0 +1,41 @@
+"""Every registry a plugin extends, saved and restored: :func:`isolated` lets a test (a user's too) load plugins
+without leaving their papers, algorithms, plans and PEP models behind for the next test."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+
+
+def _registries() -> list[dict]:
+    import importlib
+
+    from dfltheory import plugins
+    from dfltheory.empirical import algorithms
+    from dfltheory.pep import problem
+    from dfltheory.verify import plans
+
+    catalog = importlib.import_module("dfltheory.bounds.catalog")  # the module (the package exports its function)
+    catalog.catalog(), plans.plans()  # the built-in entries are registered before the snapshot
+    return [catalog.PAPERS, catalog.EXPERIMENTS, catalog.SIGMA_G_FORM, catalog._THEOREMS, algorithms.ALGORITHMS,
+            plans.PLANS,
+            problem.ALGORITHMS, problem.METRICS, problem._POINT, problem.LIKE, problem.THEOREM_OF, plugins._LOADED]
+
+
+@contextlib.contextmanager
+def isolated():
+    """Within the block, registrations are kept; after it, every registry is as it was before."""
+    from dfltheory import plugins
+
+    saved = [(registry, dict(registry)) for registry in _registries()]
+    env = os.environ.get(plugins.ENV)
+    try:
+        yield
+    finally:
+        for registry, before in saved:
+            registry.clear()
+            registry.update(before)
+        if env is None:
+            os.environ.pop(plugins.ENV, None)
+        else:
+            os.environ[plugins.ENV] = env

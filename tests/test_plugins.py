@@ -1,0 +1,147 @@
+"""A user's paper through the public path (issue 25): DFedSAM declared again by a plugin gives the built-in numbers
+bit for bit (check, train, verify, pep); the example paper runs through every command; bad plugins are named."""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from dfltheory import cli, plugins
+from dfltheory.testing.registries import isolated
+
+HERE = Path(__file__).parent
+REDECLARED = str(HERE / "plugins" / "redeclared_dfedsam.py")
+EXAMPLE = str(HERE.parent / "examples" / "own_paper.py")
+REF = dict(eta=0.001, K=20, T=1000, L=1, rho=0.01, sigma_l=1, sigma_g=1, B=1, lam=0.733333, m=100, Q=4,
+           f0_minus_fstar=2.3)
+
+
+@pytest.fixture
+def loaded():
+    with isolated():
+        plugins.load(REDECLARED)
+        yield
+
+
+def run_cli(capsys, argv) -> tuple[int, str, str]:
+    code = cli.main(argv)
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+def test_the_registries_are_restored_after_a_plugin():
+    from dfltheory.bounds import PAPERS
+    from dfltheory.empirical.algorithms import ALGORITHMS
+
+    with isolated():
+        plugins.load(REDECLARED)
+        assert "mysam" in PAPERS and "mysam" in ALGORITHMS
+    assert "mysam" not in PAPERS and "mysam" not in ALGORITHMS
+
+
+def test_check_is_bit_identical(loaded, capsys):
+    from dfltheory.bounds import get
+
+    mine, builtin = get("mysam.thm4.1").check(**REF), get("dfedsam.thm4.1").check(**REF)
+    assert mine.value == builtin.value and mine.terms == builtin.terms
+    assert [v.margin for v in mine.conditions] == [v.margin for v in builtin.conditions]
+    args = ["--set", *(f"{k}={v}" for k, v in REF.items()), "--json"]
+    outs = [json.loads(run_cli(capsys, ["check", tid, *args])[1]) for tid in ("mysam.thm4.1", "dfedsam.thm4.1")]
+    assert outs[0]["value"] == outs[1]["value"] and outs[0]["terms"] == outs[1]["terms"]
+
+
+def test_train_is_bit_identical(loaded, tmp_path):
+    from dfltheory.empirical import runner
+    from dfltheory.empirical.rundir import read_records
+
+    base = {"dataset": "synthetic-robust", "n": 4, "rounds": 3, "K": 2, "lr": 0.05, "topology": "ring",
+            "progress": False, "rho": 0.01}
+    for algo in ("mysam", "dfedsam"):
+        runner.run({**base, "algo": algo, "out": tmp_path / algo})
+    strip = [{k: v for k, v in r.items()} for r in read_records(tmp_path / "mysam" / "metrics.jsonl")]
+    assert strip == read_records(tmp_path / "dfedsam" / "metrics.jsonl")
+
+
+def test_pep_is_bit_identical(loaded):
+    from dfltheory.pep import compare, worst_case
+
+    kw = dict(m=2, K=1, T=4, eta=0.1, sigma_g=1.0, B=2.0, W=[[0.5, 0.5], [0.5, 0.5]])
+    mine, builtin = worst_case("mysam-pep", **kw), worst_case("dfedsam-unnormalized", **kw)
+    assert mine.value == builtin.value and mine.settings["algorithm"] == "mysam-pep"
+    assert compare(mine)["bound"] == compare(builtin)["bound"] is not None
+
+
+def test_verify_is_bit_identical(loaded, tmp_path):
+    from dfltheory.verify.holds import verify
+
+    rows = {}
+    for tid in ("mysam.thm4.1", "dfedsam.thm4.1"):
+        result = verify([tid], size="quick", out=tmp_path / tid, rates=False)
+        rows[tid] = [{k: v for k, v in r.items() if k not in ("theorem", "algo", "paper", "command")}
+                     for r in result["verdicts"]]
+    assert rows["mysam.thm4.1"] and rows["mysam.thm4.1"] == rows["dfedsam.thm4.1"]
+
+
+def test_the_example_paper_through_every_command(capsys, tmp_path):
+    with isolated():
+        code, out, _ = run_cli(capsys, ["--plugin", EXAMPLE, "bounds", "list"])
+        assert code == 0 and "minisgd.thm1" in out
+        code, out, _ = run_cli(capsys, ["check", "minisgd.thm1", "--plugin", EXAMPLE, "--set", "eta=0.1", "L=1",
+                                        "T=100", "sigma_l=1", "m=8", "f0_minus_fstar=1", "--json"])
+        assert code == 0 and json.loads(out)["value"] == pytest.approx(2 / (0.1 * 100) + 0.1 / 8)
+        code, out, _ = run_cli(capsys, ["--plugin", EXAMPLE, "train", "--algo", "dfedavg-normalized", "--dataset",
+                                        "synthetic-robust", "--n", "4", "--rounds", "2", "--no-progress", "--out",
+                                        str(tmp_path / "run")])
+        assert code == 0 and out.startswith("completed: dfedavg-normalized 2 rounds")
+        code, out, _ = run_cli(capsys, ["--plugin", EXAMPLE, "pep", "minisgd-dpsgd", "--m", "2", "--K", "1",
+                                        "--T", "5", "--eta", "0.5", "--lambda", "0"])
+        assert code == 0 and "minisgd.thm1 at sigma_l = 0" in out and "ratio bound / worst case" in out
+        code, out, _ = run_cli(capsys, ["--plugin", EXAMPLE, "verify", "minisgd", "--size", "quick", "--no-rates",
+                                        "--out", str(tmp_path / "verify"), "--json"])
+        verdicts = json.loads(out)["verdicts"]
+        assert code in (0, 1) and {v["theorem"] for v in verdicts} == {"minisgd.thm1"}
+        assert all(v["trivial"] is not None for v in verdicts)  # every verdict states the trivial level
+
+
+@pytest.mark.parametrize("source, says", [
+    ("from dfltheory.bounds import COMMON, Theorem, Source, register_paper\nimport sympy as sp\n"
+     "x = sp.Symbol('x')\n"
+     "register_paper('bad', 'Bad', [Theorem(id='bad.t', paper='bad', kind='theorem', title='t', quantity='q',\n"
+     "    terms={'a': x}, variables=(COMMON['eta'],), source=Source('s', 'l'))])\n",
+     r"\(line 4\): bad.t: symbols \['x'\] are used but not declared in variables"),
+    ("from dfltheory.bounds import get, register_paper\nfrom dataclasses import replace\n"
+     "register_paper('dfedsam2', 'x', [replace(get('dfedsam.thm4.1'), paper='dfedsam2', id='dfedsam.thm4.1')])\n",
+     "theorem 'dfedsam.thm4.1' must have paper='dfedsam2' and an id starting with 'dfedsam2.'"),
+    ("from dfltheory.bounds import get, register_paper\nfrom dataclasses import replace\n"
+     "t = replace(get('dfedsam.thm4.1'), paper='twice', id='twice.t', parent=None)\n"
+     "register_paper('twice', 'x', [t, t])\n", "duplicate theorem id 'twice.t'"),
+    ("from dfltheory.bounds import get, register_paper\nregister_paper('dfedsam', 'x', [get('dfedsam.thm4.1')])\n",
+     "paper 'dfedsam' is already registered"),
+    ("from dfltheory.empirical.algorithms import register_algorithm\n"
+     "register_algorithm('broken', lambda: None)\n", "algorithm 'broken': its factory fails with its default"),
+    ("from dfltheory.empirical.algorithms import register_algorithm\n"
+     "register_algorithm('dfedsam', lambda hp: None)\n", "algorithm 'dfedsam' is already registered"),
+    ("from dfltheory.verify.plans import PaperPlan, Target, register_plan\n"
+     "register_plan(PaperPlan('dfedsam', 'synthetic-robust', 'eta', K=1, symbols={}, topologies=(),\n"
+     "    targets=(Target('dfedsam.thm4.1', 'nope', 'min', main=True),)))\n",
+     "paper 'dfedsam' already has a verification plan"),
+    ("raise RuntimeError('my own bug')\n", r"\(line 1\): RuntimeError: my own bug; fix the plugin"),
+    ("x = (\n", "SyntaxError"),
+])
+def test_a_bad_plugin_is_one_line_naming_the_file_and_the_problem(tmp_path, capsys, source, says):
+    import re
+
+    path = tmp_path / "bad_plugin.py"
+    path.write_text(source)
+    with isolated():
+        code, _, err = run_cli(capsys, ["--plugin", str(path), "bounds", "list"])
+    assert code == 2 and len(err.strip().splitlines()) == 1 and "Traceback" not in err
+    assert err.startswith(f"dfltheory: error: --plugin {path}") and re.search(says, err), err
+
+
+def test_a_plugin_that_is_not_there_is_named(capsys):
+    for spec, says in [("/nowhere/p.py", "no such file"), ("no_such_module_here", "no such file or module")]:
+        code, _, err = run_cli(capsys, ["bounds", "list", "--plugin", spec])
+        assert code == 2 and f"--plugin {spec}: {says}" in err
+    code, _, err = run_cli(capsys, ["bounds", "list", "--plugin"])
+    assert code == 2 and "--plugin needs a value" in err
