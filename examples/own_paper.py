@@ -6,6 +6,7 @@ table, through check, verify, pep and the report, without editing dfltheory (doc
     dfltheory --plugin examples/own_paper.py train --algo dfedavg-normalized --dataset digits --n 8 --out runs/nrm
     dfltheory --plugin examples/own_paper.py verify minisgd --size quick --out verify-minisgd
     dfltheory --plugin examples/own_paper.py pep minisgd-dpsgd --m 2 --K 1 --T 5 --eta 0.5 --lambda 0
+    dfltheory --plugin examples/own_paper.py claims minisgd --size quick --out claims-minisgd
 
 The theorem (minibatch SGD's nonconvex rate; Ghadimi and Lan 2013, Theorem 2.1 in the form of Bottou, Curtis and
 Nocedal 2018, Theorem 4.10): for f = (1/m) sum_i f_i L-smooth and bounded below by f*, D-PSGD on the complete graph
@@ -32,6 +33,7 @@ from dfltheory.empirical import communication as C
 from dfltheory.empirical import rules as R
 from dfltheory.empirical.algorithms import Algorithm, register_algorithm
 from dfltheory.pep import register_pep_model
+from dfltheory.verify.claims import Arm, Claim, register_claims
 from dfltheory.verify.plans import PaperPlan, Target, Topo, register_plan
 
 PAPER = "minisgd"
@@ -80,3 +82,14 @@ register_plan(PaperPlan(
 register_pep_model("minisgd-dpsgd", like="dpsgd", theorem="minisgd.thm1",
                    description="D-PSGD, compared with minibatch SGD's nonconvex rate (examples/own_paper.py)",
                    origin=__file__)
+
+# claims: an experimental claim, tested over seeds like the papers' (dfltheory claims minisgd): the normalized step
+# reaches DFedAvg's test accuracy (an equivalence within one accuracy point), on digits and a ring
+register_claims(PAPER, [Claim(
+    id="minisgd.normalized", paper=PAPER, section="example", paper_number="(a user's claim)",
+    statement="DFedAvg with a normalized local step reaches the test accuracy of DFedAvg",
+    arms=(Arm("DFedAvg", {"algo": "dfedavg"}), Arm("DFedAvg-normalized", {"algo": "dfedavg-normalized"})),
+    pairs=(("DFedAvg-normalized", "=", "DFedAvg"),))],
+    base={"decay": 1.0, "topology": "ring", "weights": "metropolis"}, rounds=100,
+    deviations=("a claim of this example, not of a paper",), origin=__file__)
+

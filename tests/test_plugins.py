@@ -101,6 +101,11 @@ def test_the_example_paper_through_every_command(capsys, tmp_path):
         verdicts = json.loads(out)["verdicts"]
         assert code in (0, 1) and {v["theorem"] for v in verdicts} == {"minisgd.thm1"}
         assert all(v["trivial"] is not None for v in verdicts)  # every verdict states the trivial level
+        code, out, _ = run_cli(capsys, ["--plugin", EXAMPLE, "claims", "minisgd", "--size", "quick", "--out",
+                                        str(tmp_path / "claims"), "--json"])
+        claims = json.loads(out)["claims"]
+        assert code == 0 and [c["id"] for c in claims] == ["minisgd.normalized"]
+        assert claims[0]["verdict"] in ("agrees", "contradicted", "inconclusive")
 
 
 @pytest.mark.parametrize("source, says", [
@@ -125,6 +130,8 @@ def test_the_example_paper_through_every_command(capsys, tmp_path):
      "register_plan(PaperPlan('dfedsam', 'synthetic-robust', 'eta', K=1, symbols={}, topologies=(),\n"
      "    targets=(Target('dfedsam.thm4.1', 'nope', 'min', main=True),)))\n",
      "paper 'dfedsam' already has a verification plan"),
+    ("from dfltheory.verify.claims import Arm, Claim, register_claims\n"
+     "register_claims('dfedsam', [], base={'decay': 1.0}, rounds=10)\n", "paper 'dfedsam' already has claims"),
     ("raise RuntimeError('my own bug')\n", r"\(line 1\): RuntimeError: my own bug; fix the plugin"),
     ("x = (\n", "SyntaxError"),
 ])

@@ -7,18 +7,19 @@ import contextlib
 import os
 
 
-def _registries() -> list[dict]:
+def _registries() -> list[dict | list]:
     import importlib
 
     from dfltheory import plugins
     from dfltheory.empirical import algorithms
     from dfltheory.pep import problem
-    from dfltheory.verify import plans
+    from dfltheory.verify import claims, plans
 
     catalog = importlib.import_module("dfltheory.bounds.catalog")  # the module (the package exports its function)
     catalog.catalog(), plans.plans()  # the built-in entries are registered before the snapshot
     return [catalog.PAPERS, catalog.EXPERIMENTS, catalog.SIGMA_G_FORM, catalog._THEOREMS, algorithms.ALGORITHMS,
-            plans.PLANS,
+            plans.PLANS, claims.PAPERS, claims.CLAIMS, claims.PAPER_BASE, claims.PAPER_ROUNDS, claims.QUANTITY,
+            claims.DEVIATIONS,
             problem.ALGORITHMS, problem.METRICS, problem._POINT, problem.LIKE, problem.THEOREM_OF, plugins._LOADED]
 
 
@@ -27,14 +28,17 @@ def isolated():
     """Within the block, registrations are kept; after it, every registry is as it was before."""
     from dfltheory import plugins
 
-    saved = [(registry, dict(registry)) for registry in _registries()]
+    saved = [(registry, registry.copy()) for registry in _registries()]
     env = os.environ.get(plugins.ENV)
     try:
         yield
     finally:
         for registry, before in saved:
             registry.clear()
-            registry.update(before)
+            if isinstance(registry, list):
+                registry.extend(before)
+            else:
+                registry.update(before)
         if env is None:
             os.environ.pop(plugins.ENV, None)
         else:

@@ -52,7 +52,8 @@ import numpy as np
 from dfltheory.verify import stats
 from dfltheory.verify.holds import check_run_options, json_safe, pool_map, train_command
 
-PAPERS = ("dfedsgpsm", "dfedsam", "dfedcata", "dfedpgp", "dfedadmm")
+#: the papers with registered claims (the five, then the plugins': :func:`register_claims`)
+PAPERS: list[str] = []
 TARGET_GRID = 0.01  # rounds-to-target: the target is the best accuracy every run reaches, rounded down to this
 TARGET_MIN = 0.3  # three times chance on 10 classes: below it the runs are not compared by their speed
 MARGIN = {"test_acc": 0.01}  # the equivalence margin of 'a = b' claims: one accuracy point
@@ -69,7 +70,7 @@ METRICS = {"test_acc": (1, "test accuracy (last round)"), "train_loss": (-1, "tr
 #: the recorded key drawn against rounds for a metric that is not itself recorded
 CURVE = {"rounds_to_target": "test_acc"}
 #: the theorem's measured quantity per paper (docs/verify.md), drawn beside the metric
-QUANTITY = {"dfedsgpsm": "grad_norm_sq", "dfedsam": "grad_norm_sq", "dfedcata": "grad_norm_sq_p",
+_QUANTITY = {"dfedsgpsm": "grad_norm_sq", "dfedsam": "grad_norm_sq", "dfedcata": "grad_norm_sq_p",
             "dfedpgp": "grad_norm_sq_u", "dfedadmm": "grad_norm_sq_w"}
 
 COMMON = {"dataset": "digits", "partition": "dirichlet", "alpha": 0.3, "model": "mlp-small", "epochs": True, "K": 5,
@@ -81,9 +82,9 @@ PUSH_OUT = {"topology": "random", "topology_params": "k={k},direction=out", "wei
 PULL_IN = {"topology": "random", "topology_params": "k={k},direction=in", "weights": "uniform"}  # seed 003 L189, (6)
 CODE_GRAPH = {"topology": "code-random", "topology_params": "k={kc}", "weights": "uniform"}  # dfedcata.md §3.2, §7
 #: the rounds each paper ran (card §8), over which its learning-rate decay is spread
-PAPER_ROUNDS = {"dfedsgpsm": 300, "dfedsam": 1000, "dfedcata": 500, "dfedpgp": 500, "dfedadmm": 300}
+_ROUNDS = {"dfedsgpsm": 300, "dfedsam": 1000, "dfedcata": 500, "dfedpgp": 500, "dfedadmm": 300}
 #: the paper's values (card §8 of each paper); "decay" is the paper's per-round factor (rescaled: :func:`run_config`)
-PAPER_BASE = {
+_BASE = {
     "dfedsgpsm": {"decay": 0.998, "rho": 0.1, "momentum": 0.9, **PUSH_OUT},  # dfedsgpsm.md §8 (MNIST)
     "dfedsam": {"decay": 0.998, "rho": 0.01, "Q": 4, "weight_decay": 5e-4, **SYMMETRIC},  # dfedsam.md §8
     "dfedcata": {"decay": 0.998, "lam_pen": 0.05, "beta": 0.9, "mode": "A", "clip": 10.0, "weight_decay": 5e-4,
@@ -94,7 +95,7 @@ PAPER_BASE = {
 _BATCH = ("batch 32 on about 29 (m = 50) or 14 (m = 100) training images per client: 1-2 steps per local epoch (the "
           "Dirichlet sizes vary), not 4 of 128 on 500")
 #: what every claim of a paper still does differently from the paper (docs/claims.md)
-DEVIATIONS = {
+_DEVIATIONS = {
     "dfedsgpsm": ("digits and a 32-32 MLP, not MNIST and the 200-200 MLP (CIFAR for Table 2)", _BATCH),
     "dfedsam": ("digits and a 32-32 MLP, not CIFAR-10 and VGG-11",
                 _BATCH,
@@ -171,7 +172,7 @@ AVG_TOPOLOGY = tuple(_arm(f"DFedAvg {name}", "dfedavg", topology=topo, topology_
 ADMM_FIXED = {"lam": 1.0}  # DFedADMM where it is not degenerate: eta / lambda = 0.1 (module docstring)
 
 
-CLAIMS: tuple[Claim, ...] = (
+_BUILTIN: tuple[Claim, ...] = (
     # ---------------------------------------------------------------- DFedSGPSM (seed 000)
     Claim("dfedsgpsm.table1", "dfedsgpsm", "§9 Table 1, §10.20",
           "DFedSGPSM beats SGP, and SGP beats D-PSGD (asymmetric beats symmetric under the same local optimizer)",
@@ -442,6 +443,61 @@ def scaled(m: int, n: int | None = None, k_scale: float = 1.0) -> dict:
     kr = k if k * n % 2 == 0 else (k - 1 if k > 1 else k + 1)
     return {"k": k, "kr": kr, "kc": max(1, k - 1), "p": round(min(1.0, max(0.1, 3 / n)), 3),
             "ws_k": 8 if n >= 50 else 4 if n >= 8 else 2}
+
+
+#: per paper with claims: its base options, its rounds, the theorem quantity recorded, what every claim changes
+PAPER_BASE: dict[str, dict] = {}
+PAPER_ROUNDS: dict[str, int] = {}
+QUANTITY: dict[str, str] = {}
+DEVIATIONS: dict[str, tuple[str, ...]] = {}
+CLAIMS: list[Claim] = []
+
+
+def register_claims(paper: str, claims: Sequence[Claim], *, base: Mapping, rounds: int,
+                    quantity: str = "grad_norm_sq", deviations: Sequence[str] = (), origin: str = "") -> None:
+    """Make ``dfltheory claims PAPER`` (and the report) test a paper's experimental claims: each :class:`Claim` of
+    ``paper`` compares :class:`Arm`s (a registered algorithm and its options over :data:`COMMON` and ``base``) by a
+    statistical test over seeds. ``base``: the paper's options, with ``decay`` its per-round learning-rate factor
+    over its ``rounds`` (rescaled to the run's rounds); ``quantity``: the metric of the theorem's quantity recorded
+    beside; ``deviations``: what every claim does differently from the paper. ``origin`` (a plugin file) is named in
+    the errors, ValueErrors that name the problem and the fix."""
+    from dfltheory.bounds import PAPERS as CATALOG
+    from dfltheory.empirical.algorithms import ALGORITHMS
+
+    where = f"{origin}: " if origin else ""
+    problems = []
+    if paper not in CATALOG:
+        problems.append(f"unknown paper {paper!r} (register it first: dfltheory.bounds.register_paper)")
+    if paper in PAPERS:
+        problems.append(f"paper {paper!r} already has claims")
+    if "decay" not in base or isinstance(rounds, bool) or not isinstance(rounds, int) or rounds < 1:
+        problems.append("base needs 'decay' (the paper's per-round factor, 1.0 for none) and rounds an integer >= 1")
+    ids = [c.id for c in claims] + [c.id for c in CLAIMS]
+    for c in claims:
+        labels = {a.label for a in c.arms}
+        if not isinstance(c, Claim) or c.paper != paper:
+            problems.append(f"{c!r} is not a Claim of paper {paper!r}")
+        elif ids.count(c.id) > 1:
+            problems.append(f"duplicate claim id {c.id!r}")
+        elif c.metric not in METRICS:
+            problems.append(f"claim {c.id!r}: metric {c.metric!r} is not one of {', '.join(METRICS)}")
+        else:
+            problems += [f"claim {c.id!r}: arm {a.label!r} runs unknown algorithm {a.cfg.get('algo')!r}"
+                         for a in c.arms if a.cfg.get("algo") not in ALGORITHMS]
+            problems += [f"claim {c.id!r}: pair {pair} names an arm it does not have"
+                         for pair in c.pairs if pair[0] not in labels or pair[2] not in labels or
+                         pair[1] not in (">", "=")]
+    if problems:
+        raise ValueError(f"{where}claims of {paper!r}: {problems[0]}; see docs/extending.md")
+    PAPERS.append(paper)
+    PAPER_BASE[paper], PAPER_ROUNDS[paper], QUANTITY[paper] = dict(base), rounds, quantity
+    DEVIATIONS[paper] = tuple(deviations)
+    CLAIMS.extend(claims)
+
+
+for _paper in ("dfedsgpsm", "dfedsam", "dfedcata", "dfedpgp", "dfedadmm"):
+    register_claims(_paper, [c for c in _BUILTIN if c.paper == _paper], base=_BASE[_paper], rounds=_ROUNDS[_paper],
+                    quantity=_QUANTITY[_paper], deviations=_DEVIATIONS[_paper], origin=__name__)
 
 
 def select(papers: Sequence[str] = ("all",)) -> list[Claim]:
