@@ -170,12 +170,20 @@ def verification_figures(result: dict, out: Path) -> dict:
 
 
 def claims_figures(result: dict, out: Path) -> dict:
-    """Draw one figure per paper of the claims' results into ``out/claims/figures``; ``result["figures"]`` then
-    holds {paper: path relative to ``out``}."""
+    """Draw one figure per paper of the claims' results into ``out/claims/figures``, and the partition their runs
+    train on; ``result["figures"]`` then holds {paper: path relative to ``out``}, ``partition_figure`` the path."""
     from dfltheory.figures.claims import render as draw
 
+    from dfltheory.figures.axes import save_figure
+    from dfltheory.figures.partition import plot_label_counts
+
     drawn = draw(result, out / "claims")
-    return {**result, "figures": {p: str(Path(f).relative_to(out)) for p, f in drawn.items()}}
+    figures = {p: str(Path(f).relative_to(out)) for p, f in drawn.items()}
+    partition = None
+    if result.get("partition"):
+        ax = plot_label_counts(result["partition"]["counts"], title=result["partition"]["title"])
+        partition = str(Path(save_figure(ax, out / "claims" / "figures" / "partition.png")).relative_to(out))
+    return {**result, "figures": figures, "partition_figure": partition}
 
 
 def machine(device: str = "cpu") -> dict:

@@ -304,13 +304,25 @@ def pep_section() -> dict:
     return {"rows": pep_table()}
 
 
+def claims_partition(m: int, seed: int = 0) -> dict:
+    """The data partition the claims' runs train on at ``m`` clients for their first seed (the data seed is the
+    seed): {"title", "counts": per client the training samples of each class}."""
+    from dfltheory.empirical import data as D
+    from dfltheory.verify.claims import COMMON
+
+    data = D.load(COMMON["dataset"], m, partition=COMMON["partition"], alpha=COMMON["alpha"], seed=seed)
+    return {"title": f"{COMMON['dataset']}: Dirichlet alpha = {COMMON['alpha']:g}, m = {m}, data seed {seed}",
+            "counts": D.label_counts(data).tolist()}
+
+
 def claims_section(out: Path, size: str, progress: Callable | None = None) -> tuple[dict | None, str]:
     """:func:`dfltheory.verify.claims.run_claims` for every paper (cohorts cached in ``out/claims/cohorts``), or
     None and why where it failed."""
     from dfltheory.verify.claims import run_claims
 
     try:
-        return run_claims(papers=("all",), size=size, out=out / "claims", workers=WORKERS, progress=progress), ""
+        result = run_claims(papers=("all",), size=size, out=out / "claims", workers=WORKERS, progress=progress)
+        return {**result, "partition": claims_partition(result["m"])}, ""
     except Exception as err:  # the report keeps every other section; the traceback goes to stderr
         import traceback
 

@@ -313,6 +313,9 @@ def test_claims_section_runs_every_paper_and_draws_its_figures(tmp_path):
     assert note == "" and {c["paper"] for c in result["claims"]} == {"dfedsgpsm", "dfedsam", "dfedcata", "dfedpgp",
                                                                      "dfedadmm"}
     assert all((tmp_path / path).is_file() for path in result["figures"].values())
+    counts = result["partition"]["counts"]  # the partition the runs train on (issue 26 item 4)
+    assert len(counts) == result["m"] and all(sum(row) > 0 for row in counts)
+    assert (tmp_path / result["partition_figure"]).stat().st_size > 1000
 
 
 def test_green_only_for_informative_holds_and_the_informative_runs_come_first():
