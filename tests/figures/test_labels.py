@@ -33,6 +33,8 @@ def _drawings(toy):
             ROWS, toy, {k: v for k, v in P.items() if k != "T"}),
         "plot_topology_sweep": lambda: figures.plot_topology_sweep(SWEEP),
         "plot_rate_in_T": lambda: figures.plot_rate_in_T(RATE),
+        "plot_label_counts": lambda: figures.plot_label_counts([[3, 1], [0, 4], [2, 2]]),
+        "plot_partition": lambda: figures.plot_partition({"dataset": "digits", "n": 4}),
     }
 
 
