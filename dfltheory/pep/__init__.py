@@ -16,10 +16,14 @@ Public API::
     compare(r)         # lambda (push-sum: delta, C, q) taken from the PEP's mixing
     r.diagnostics["interpolation"]["interpolable"]  # the worst-case example checked independently
     pep_table()        # JSON-safe rows: worst case against each theorem's bound, every algorithm (~30 s)
+    c = certify("dfedavg", 2, 1, 0.1, lam=0.5, sigma_g=1, T=10)   # a Lyapunov certificate: a bound for every T
+    c.bound(10), c.bound(1000), c.floor, c.check["residual"]     # checked by an independent one-round PEP
+    certificate_table(("dfedavg", "dpsgd"), m=2, K=1, lam=0.5, sigma_g=1)  # paper / certificate / worst case
 
 See docs/pep.md for what each value certifies and the limits.
 """
 
+from dfltheory.pep.certify import Certificate, certificate_table, certify, tune, verify_certificate
 from dfltheory.pep.compare import THEOREMS, VARIANTS, compare
 from dfltheory.pep.interpolation import check as interpolation_check
 from dfltheory.pep.mixing import ExplicitMixing, PushSumMixing, SpectralClass, as_mixing
@@ -30,6 +34,7 @@ from dfltheory.pep.sweep import W_lambda, plot, sweep
 from dfltheory.pep.table import pep_table
 
 __all__ = ["ALGORITHMS", "GAPS", "HETEROGENEITY_AT", "MAX_GRAM", "MAX_SECONDS", "METRICS", "THEOREMS", "VARIANTS",
-           "ExplicitMixing", "PEPResult", "PEPSolveError", "PushSumMixing", "Size", "SpectralClass", "W_lambda",
-           "admm_gamma", "as_mixing", "compare", "estimate_size", "interpolation_check", "metric_text", "pep_table",
-           "plot", "register_pep_model", "sweep", "worst_case"]
+           "Certificate", "ExplicitMixing", "PEPResult", "PEPSolveError", "PushSumMixing", "Size", "SpectralClass",
+           "W_lambda", "admm_gamma", "as_mixing", "certificate_table", "certify", "compare", "estimate_size",
+           "interpolation_check", "metric_text", "pep_table", "plot", "register_pep_model", "sweep", "tune",
+           "verify_certificate", "worst_case"]

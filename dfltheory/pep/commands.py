@@ -23,9 +23,19 @@ EXIT_CODES = """exit codes:
   2  bad input or a problem too large: one line on stderr
   3  the SDP solve failed or was inaccurate: no worst case is reported"""
 
+CERTIFY_DOC = ("A bound on the theorem's quantity for every T from a Lyapunov certificate found by a one-round SDP "
+               "(dfltheory.pep.certify), next to the fixed-T worst case (PEP) and the theorem's bound")
+CERTIFY_EXIT_CODES = """exit codes:
+  0  certificates computed (each at least the fixed-T worst case where that was solved)
+  1  a certificate's bound is BELOW the fixed-T worst case: a bug (see docs/pep.md)
+  2  bad input or a problem too large: one line on stderr
+  3  an SDP solve or the certificate's check failed: no certificate is reported"""
+#: the horizons of ``dfltheory certify`` without --T
+HORIZONS = (3, 5, 10, 20)
+
 
 def register(subparsers) -> None:
-    """Add the ``pep`` subcommand."""
+    """Add the ``pep`` and ``certify`` subcommands."""
     import argparse
 
     p = subparsers.add_parser("pep", help="worst case by performance estimation (PEP) vs the theorem's bound",
@@ -37,12 +47,31 @@ def register(subparsers) -> None:
     p.add_argument("--K", type=int, default=1, help="local steps per round (default 1)")
     p.add_argument("--T", type=int, default=3, help="rounds: the min (or average) runs over the T round-start points "
                                                    "(default 3)")
-    p.add_argument("--eta", type=float, required=True, help="local step size")
+    p.add_argument("--eta", type=float, required=True, help="local step size (with --tune: the largest searched)")
     p.add_argument("--set", nargs="+", default=[], metavar="NAME=VALUE",
                    help="L, f0_minus_fstar (Delta), sigma_g, B, rho, Q, lam_pen (DFedADMM's and DFedCata's penalty), "
                         "beta (DFedCata's extrapolation), alpha (DFedSGPM's momentum) "
                         "(default L=1 f0_minus_fstar=1 rho=0 Q=1; sigma_g and B are not imposed unless given; "
                         "sigma_l must be 0)")
+    _mixing_options(p)
+    p.add_argument("--gap", choices=GAPS, default="fstar",
+                   help="fstar: f(x^0) - f* <= Delta (the theorems'); last: f(x^0) - f(x_bar^{T-1}) <= Delta (PEPit's)")
+    p.add_argument("--heterogeneity-at", choices=HETEROGENEITY_AT, default="averages",
+                   help="where sigma_g is imposed: at every x_bar^t (default) or at every queried point (larger SDP)")
+    p.add_argument("--sweep", metavar="NAME=V1,V2,...",
+                   help="a table along lambda (with --lambda: W = LAM I + (1 - LAM) 11^T/m; with --lambda-range: the "
+                        "class [-LAM, LAM]) or along T, e.g. --sweep lambda=0,0.5,0.9")
+    p.add_argument("--figure", metavar="FILE", help="with --sweep: save worst case and bound against it (.png, .pdf)")
+    p.add_argument("--tune", choices=["eta"],
+                   help="the step in (0, --eta] minimising the worst case at --T (a grid, then a golden-section "
+                        "search), with the curve over eta and the largest step the theorem admits")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.set_defaults(func=run)
+    _register_certify(subparsers)
+
+
+def _mixing_options(p) -> None:
+    """The mixing options of ``pep`` and ``certify`` (read by :func:`_mixing`)."""
     mix = p.add_mutually_exclusive_group(required=True)
     mix.add_argument("--topology", metavar="NAME",
                      help="explicit W (push-sum: P) of this topology on --n (= --m) agents; NAME:key=value,... sets "
@@ -62,16 +91,35 @@ def register(subparsers) -> None:
     p.add_argument("--n", type=int, default=None, help="agents of --topology (default --m)")
     p.add_argument("--weights", default="default", help="mixing-weight rule of --topology (default: its own)")
     p.add_argument("--seed", type=int, default=0, help="seed of a random topology (its draws of rounds 0..T-1)")
-    p.add_argument("--gap", choices=GAPS, default="fstar",
-                   help="fstar: f(x^0) - f* <= Delta (the theorems'); last: f(x^0) - f(x_bar^{T-1}) <= Delta (PEPit's)")
-    p.add_argument("--heterogeneity-at", choices=HETEROGENEITY_AT, default="averages",
-                   help="where sigma_g is imposed: at every x_bar^t (default) or at every queried point (larger SDP)")
-    p.add_argument("--sweep", metavar="NAME=V1,V2,...",
-                   help="a table along lambda (with --lambda: W = LAM I + (1 - LAM) 11^T/m; with --lambda-range: the "
-                        "class [-LAM, LAM]) or along T, e.g. --sweep lambda=0,0.5,0.9")
-    p.add_argument("--figure", metavar="FILE", help="with --sweep: save worst case and bound against it (.png, .pdf)")
+
+
+def _register_certify(subparsers) -> None:
+    """Add the ``certify`` subcommand (dfltheory.pep.certify: Lyapunov certificates for every T)."""
+    import argparse
+
+    from dfltheory.pep.certify import COVERED
+
+    p = subparsers.add_parser("certify", help="a bound for every T by a Lyapunov certificate (one-round SDP) vs the "
+                                              "worst case and the theorem", description=CERTIFY_DOC,
+                              epilog=CERTIFY_EXIT_CODES, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("algorithm", choices=sorted(ALGORITHMS),
+                   help=f"covered: {', '.join(COVERED)} (push-sum on a symmetric W or the class)")
+    p.add_argument("--m", type=int, default=None, help="number of agents (default: --n of the topology, or 3)")
+    p.add_argument("--K", type=int, default=1, help="local steps per round (default 1)")
+    p.add_argument("--eta", type=float, required=True, help="local step size (with --tune: the largest searched)")
+    p.add_argument("--T", dest="horizons", type=int, nargs="+", default=None, metavar="T",
+                   help="horizons: a certificate optimised for each, its bound there (default 3 5 10 20)")
+    p.add_argument("--set", nargs="+", default=[], metavar="NAME=VALUE", help="as for pep: L, f0_minus_fstar, sigma_g, "
+                                                                            "B, rho, Q, lam_pen, beta, alpha")
+    _mixing_options(p)
+    p.add_argument("--worst-case-max-T", type=int, default=10, metavar="T",
+                   help="solve the fixed-T worst case (and the ratio) at the horizons up to this T (default 10; 0: "
+                        "none)")
+    p.add_argument("--tune", choices=["eta"],
+                   help="the step in (0, --eta] minimising the certificate's bound at the one --T given (its floor "
+                        "without --T), with the curve over eta and the largest step the theorem admits")
     p.add_argument("--json", action="store_true", help="machine-readable output")
-    p.set_defaults(func=run)
+    p.set_defaults(func=run_certify, sweep=None)
 
 
 def _load_sequence(path):
@@ -96,13 +144,13 @@ def _load_sequence(path):
     return np.asarray(A, dtype=float)
 
 
-def _solve_failed(err, kw: dict) -> int:
+def _solve_failed(err, kw: dict, command: str = "pep") -> int:
     """Exit 3: the cause of the failed solve and the fix in the command's options; without sigma_g and B the usual
     cause is an unbounded worst case."""
     fix = ("without a heterogeneity bound (sigma_g) or a gradient bound (B) the worst case may be unbounded: give "
            "--set sigma_g=... or B=..." if kw.get("sigma_g") is None and kw.get("B") is None else
            "try a smaller --K or --T, or --set L=1 f0_minus_fstar=1 with eta L <= 1")
-    print(f"dfltheory pep: error: {' '.join(err.cause.split())}: {fix}", file=sys.stderr)
+    print(f"dfltheory {command}: error: {' '.join(err.cause.split())}: {fix}", file=sys.stderr)
     return 3
 
 
@@ -204,21 +252,27 @@ def _settings(items):
     return kw
 
 
-def run(args) -> int:
-    from dfltheory.pep.compare import compare
-    from dfltheory.pep.problem import PEPSolveError, worst_case
-    from dfltheory.topology.commands import jsonable
-
+def _options(args) -> dict:
+    """The keywords of ``--set`` and ``--time-varying`` (pep's and certify's), the seed checked."""
     kw = _settings(args.set)
     if args.time_varying:
         if args.lambda_range is None:
             raise ValueError("--time-varying applies to --lambda-range (a class); an explicit time-varying mixing is "
                              "--topology NAME of a time-varying topology or --matrix FILE.npy of shape (S, m, m)")
         kw["time_varying"] = True
-    if args.figure and not args.sweep:
-        raise ValueError("--figure draws a --sweep: add --sweep lambda=... or --sweep T=...")
     if args.seed < 0:
         raise ValueError(f"--seed must be an integer >= 0 (the random topology's seed), got {args.seed}")
+    return kw
+
+
+def run(args) -> int:
+    from dfltheory.pep.compare import compare
+    from dfltheory.pep.problem import PEPSolveError, worst_case
+    from dfltheory.topology.commands import jsonable
+
+    kw = _options(args)
+    if args.figure and not args.sweep:
+        raise ValueError("--figure draws a --sweep: add --sweep lambda=... or --sweep T=...")
     agents = args.m if args.m is not None else args.n
     if agents is not None and agents >= 1 and args.K >= 1 and args.T >= 1:
         # refused before the mixing matrix (m x m) is built: the smallest PEP of these m, K, T (issue 24)
@@ -227,7 +281,13 @@ def run(args) -> int:
             raise ValueError(f"PEP too large: Gram matrix {count_text(size.gram)} x {count_text(size.gram)} at m = "
                              f"{count_text(agents)}, K = {count_text(args.K)}, T = {count_text(_rounds(args))} (limit "
                              f"{MAX_GRAM}); reduce m, K or T (--m or --n, --K, --T)")
+    if args.tune and (args.sweep or args.figure):
+        raise ValueError("--tune searches eta at one T: drop --sweep and --figure")
     W, spectral, m, lam, source = _mixing(args)
+    if args.tune:
+        mixing = dict(W=W) if W is not None else dict(spectral=spectral)
+        return _tune(args, "worst_case", args.T, m, source, dict(kw, gap=args.gap,
+                                                                 heterogeneity_at=args.heterogeneity_at, **mixing))
     if args.sweep:
         # a sequence's lambda depends on the rounds used: compare takes it from each PEP's mixing
         return _sweep(args, kw, W, spectral, m, None if getattr(W, "ndim", 2) == 3 else lam, source)
@@ -316,3 +376,101 @@ def _sweep(args, kw, W, spectral, m, lam, source) -> int:
     if figure:
         print(f"  figure: {figure}")
     return code
+
+
+def run_certify(args) -> int:
+    """``dfltheory certify``: the floor certificate, then per horizon the certificate optimised there, its bound,
+    the fixed-T worst case (T <= --worst-case-max-T) and the theorem's bound, with the ratios."""
+    from dfltheory.pep.certify import certificate_table, certify, check_size
+    from dfltheory.pep.problem import PEPSolveError
+    from dfltheory.topology.commands import jsonable
+
+    kw = _options(args)
+    if args.worst_case_max_T < 0:
+        raise ValueError(f"--worst-case-max-T must be an integer >= 0 (0: no worst case), got {args.worst_case_max_T}")
+    if args.tune and args.horizons is not None and len(args.horizons) > 1:
+        raise ValueError("--tune eta minimises the bound at one horizon: give one --T, or none for the floor")
+    horizons = list(args.horizons or HORIZONS)
+    if min(horizons) < 1:
+        raise ValueError(f"--T {min(horizons)} is not a number of rounds; give integers >= 1")
+    agents = args.m if args.m is not None else args.n
+    if agents is not None and agents >= 1 and args.K >= 1:  # refused before an m x m mixing matrix is built
+        check_size(args.algorithm, agents, args.K, kw.get("Q", 1), args.lambda_range is not None)
+    args.T = max(horizons)  # the rounds a time-varying topology draws (the certificate holds for every order)
+    W, spectral, m, _, source = _mixing(args)
+    mixing = dict(W=W) if W is not None else dict(spectral=spectral)
+    if args.tune:
+        return _tune(args, "certificate", args.horizons[0] if args.horizons else None, m, source, dict(kw, **mixing))
+    try:
+        floor = certify(args.algorithm, m, args.K, args.eta, **kw, **mixing)
+        rows = certificate_table((args.algorithm,), m, args.K, args.eta, horizons, args.worst_case_max_T, **kw,
+                                 **mixing)
+    except PEPSolveError as err:
+        return _solve_failed(err, kw, "certify")
+    code = 1 if any(r["below_worst_case"] for r in rows) else 0
+    if args.json:
+        print(json.dumps(jsonable({"mixing": source, "floor": floor.to_dict(), "rows": rows}), indent=1))
+        return code
+    s = floor.settings
+    extra = "".join(f", {k} = {s[k]:g}" for k in ("lam_pen", "beta", "alpha") if s.get(k) is not None)
+    print(f"{args.algorithm}: m = {m}, K = {s['K']}, Q = {s['Q']}, eta = {s['eta']:g}, L = {s['L']:g}, Delta = "
+          f"{s['Delta']:g}, sigma_g = {s['sigma_g']}, B = {s['B']}, rho = {s['rho']:g}{extra}; {source}")
+    agent, common = floor.components["agent"], floor.components["common"]
+    print(f"  potential '{floor.potential}': V_t = a (f(p^t) - f*) + (1/m) sum_i u_i^T P u_i"
+          + (" + c^T R c" if common else "") + f", u_i = ({', '.join(agent)})"
+          + (f", c = ({', '.join(common)})" if common else "") + f"; bounds {metric_text(args.algorithm)}")
+    print(f"  floor (T -> inf): e/tau = {floor.floor:.6g}   (a = 1, c = {floor.c:.4g}, tau = {floor.tau:.4g}, "
+          f"e = {floor.e:.4g}; SDP {floor.seconds * 1e3:.0f} ms, check residual {floor.check['residual']:.1e})")
+    theorem = rows[0]["theorem"]
+    print(f"  {'T':>6} {'certificate':>12} {'worst case':>11} {'ratio':>7} {theorem:>16} {'thm/cert':>9} "
+          f"{'c':>9} {'tau':>9} {'e':>9} {'residual':>9} {'ms':>5}")
+    for r in rows:
+        worst = f"{r['worst_case']:11.6g}" if r["worst_case"] is not None else f"{'-':>11}"
+        ratio = f"{r['certificate_over_worst_case']:7.4f}" if r["certificate_over_worst_case"] else f"{'-':>7}"
+        paper = f"{r['paper_bound']:16.6g}" if r["paper_bound"] is not None else f"{'none':>16}"
+        over = f"{r['paper_over_certificate']:9.3g}" if r["paper_over_certificate"] else f"{'-':>9}"
+        print(f"  {r['T']:>6} {r['certificate']:12.6g} {worst} {ratio} {paper} {over} {r['c']:9.4g} {r['tau']:9.4g} "
+              f"{r['e']:9.3g} {r['check_residual']:9.1e} {r['certificate_seconds'] * 1e3:5.0f}"
+              + ("   <- BELOW the worst case: a bug" if r["below_worst_case"] else ""))
+    if rows[0]["paper_bound"] is None:
+        print(f"  {theorem}: no bound ({rows[0]['reason']})")
+    skipped = sorted({r["worst_case_reason"] for r in rows if r.get("worst_case_reason")})
+    if skipped:
+        print(f"  worst case {'; '.join(skipped)}")
+    return code
+
+
+def _tune(args, by: str, T: int | None, m: int, source: str, kw: dict) -> int:
+    """``pep --tune eta`` (by the worst case at --T) and ``certify --tune eta`` (by the certificate's bound at --T or
+    its floor): the curve over eta, the best step, the theorem's largest step and the objective there."""
+    import math
+
+    from dfltheory.pep.certify import tune
+    from dfltheory.pep.problem import PEPSolveError
+    from dfltheory.topology.commands import jsonable
+
+    try:
+        out = tune(args.algorithm, m, args.K, args.eta, T, by=by, **kw)
+    except PEPSolveError as err:
+        return _solve_failed(err, kw, "pep" if by == "worst_case" else "certify")
+    if args.json:
+        print(json.dumps(jsonable(dict(out, mixing=source)), indent=1))
+        return 0
+    name = by.replace("_", " ")
+    what = (f"worst case at T = {T}" if by == "worst_case" else
+            f"certificate's bound at T = {T}" if T is not None else "certificate's floor (T -> inf)")
+    print(f"{args.algorithm}: m = {m}, K = {args.K}; {source}; the step in (0, {args.eta:g}] minimising the {what}")
+    print(f"  {'eta':>10} {name:>12} {out['theorem'] or 'theorem':>16}")
+    for r in out["curve"]:
+        value = f"{r['value']:12.6g}" if math.isfinite(r["value"]) else f"{'failed':>12}"
+        paper = f"{r['theorem_bound']:16.6g}" if r["theorem_bound"] is not None else f"{'none':>16}"
+        print(f"  {r['eta']:10.5g} {value} {paper}" + ("" if math.isfinite(r["value"]) else f"   ({r['reason']})"))
+    print(f"  best: eta = {out['eta']:.5g}, {name} {out['value']:.6g}")
+    if out["theorem_max_eta"] is None:
+        print(f"  {out['theorem']}: no step of the curve meets its conditions")
+    else:
+        at = out["value_at_theorem_max_eta"]
+        gain = f" ({at / out['value']:.3g} x the best)" if at is not None and out["value"] > 0 else ""
+        print(f"  {out['theorem']}'s largest step (its conditions, at T = {out['theorem_T']}): eta = "
+              f"{out['theorem_max_eta']:.5g}, {name} there " + (f"{at:.6g}{gain}" if at is not None else "failed"))
+    return 0

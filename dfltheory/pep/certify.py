@@ -1,0 +1,739 @@
+"""Rates for every T: Lyapunov certificates found by a one-round SDP (issue 27), and steps tuned by PEP.
+
+Setting: the fixed-horizon PEP's (:mod:`dfltheory.pep.problem`): m agents, L-smooth nonconvex f_1..f_m,
+f = (1/m) sum_i f_i, the same algorithms, steps, mixing, sigma_g, B, f(x^0) - f* <= Delta, a consensual start, and
+the same quantity, min_{t<T} or (1/T) sum_{t<T} of g_t = ||grad f(p^t)||^2 at the metric point p^t (x_bar^t;
+DFedADMM's w^t, DFedCata's p^t; ``problem.metric_text``). The state of an algorithm at the start of round t (its
+round-start models; DFedADMM's duals ghat_i^{t-1} and x_bar^{t-1}; DFedCata B's previous aggregates) gives a
+**potential** (:data:`POTENTIALS` names each algorithm's family and its components)
+
+    V_t = a (f(p^t) - f*) + (1/m) sum_i u_i^tT (P kron I) u_i^t + c^tT (R kron I) c^t,       a >= 0, P, R PSD,
+
+u_i^t the agent's deviations (x_i^t - x_bar^t, ...) and c^t the common vectors (x_bar^t - x_bar^{t-1}, ...), all 0
+at a consensual start. ``consensus`` (the DFedAvg family, push-sum at w = 1, DFedCata A on its extrapolated y_i) is
+V_t = a (f(x_bar^t) - f*) + c (1/m) ||X^t - 1 x_bar^tT||_F^2.
+
+**Theorem** (the certificate). If for every round, every state and every f_1..f_m of the class
+
+    (one round)    V_{t+1} - V_t + tau g_t <= e,                                              tau >= 0,
+
+then V_0 <= a Delta, V_t >= a (f(p^t) - f*) >= a g_t / (2L) and V_T >= 0 give, for every T,
+
+    (a/(2L)) g_t + tau sum_{s<t} g_s <= a Delta + t e   (t < T),      tau sum_{s<T} g_s <= a Delta + T e,
+
+so min_t g_t <= min{ 2 L Delta, (a Delta + (T-1) e) / ((T-1) tau + a/(2L)), (a Delta + T e) / (T tau) } (the
+sharper final step and the plain sum) and (1/T) sum_t g_t <= the largest value of an LP over g >= 0 under those
+T + 1 inequalities (:func:`average_bound`; its closed form (a Delta + (T-1) e) / (T min(tau, a/(2L))) beyond
+:data:`LP_HORIZON`): :meth:`Certificate.bound`. As T -> infinity both tend to the floor e / tau.
+
+The one-round inequality is a PEP over one round from a FREE state: the interpolation conditions of each f_i
+(PEPit's SmoothFunction) at its points of the round (p^t, the local points, p^{t+1}), sigma_g at p^t and p^{t+1}
+(sigma_g = 0: one shared gradient there, ``problem._oracle``), B at every queried point, and the mixing
+(``problem._gossip``: an explicit W, exact; the class's conditions on the round's Q gossip steps, one W or a new one
+per step; a sequence W_0, W_1, ..: the inequality for each of its matrices, so for every order of them). Its dual
+proves the inequality: multipliers lambda >= 0 of the scalar constraints, PSD ones of the class's LMI and a PSD
+residual S with
+
+    a (f(p^{t+1}) - f(p^t)) + [quadratic part]_{t+1} - [..]_t + tau ||grad f(p^t)||^2 - e
+        = sum_k lambda_k constraint_k - <Lambda, LMI> - <S, Gram>        (identically in the Gram matrix and values)
+
+which is linear in (a, P, R, tau, e) and the multipliers: ONE semidefinite program (:func:`_sdp`) finds the best
+certificate of the family for the bound at a given T (Charnes-Cooper: its denominator fixed, tau + a/(2L(T-1)) = 1;
+for an average, the LP's dual weights at the current certificate fix it and SDP and LP alternate, each step no
+worse), or for the floor (tau = 1, e minimal, then a minimal at that e). Certificates are homogeneous and reported
+with a = 1. Every constraint the dual combines is one the fixed-T PEP imposes on the same instance (the points,
+sites and gossip steps of one of its rounds; the class's within-round LMI is a principal block of its LMI; the f*
+condition at p^t), so **bound(T) >= the fixed-T PEP value** at every T: a certificate below a worst case is a bug.
+At sigma_g = 0 a larger quadratic part costs nothing and the optimum runs off to infinity: trace(P) + trace(R) <=
+:data:`QUAD_CAP` a L caps it (a change in the 4th digit of the bounds).
+
+Validation: an independent primal PEP per mixing matrix (PEPit's own SDP, its dual checked by ``problem._solve`` to
+the fixed-T PEP's tolerances) maximises the left side of the one-round inequality at the certificate's coefficients
+(:func:`verify_certificate`); ``residual`` = its value - e. The bounds use the larger of e and that value (a solver's
+slack cannot put a bound below the truth), and a residual above :data:`TOL_CHECK` (relative) refuses the
+certificate. The solver's tiny violations of a, tau >= 0 and P, R PSD are removed before the check.
+
+What a certificate proves: the bound at every T for every instance of the class (deterministic, sigma_l = 0). What
+it does not: that the family is the right one. A bound far above the fixed-T worst case says that the family (one
+round's view: for the class, only the round's own spectral conditions) is too poor, not that the algorithm is slow.
+Push-sum (sgp, dfedsgpm, dfedsgpsm-unnormalized) is certified on a symmetric doubly stochastic W or the class, where
+its weights stay 1 and it is gossip of the numerators; on a column-stochastic P the weights change every round and
+no one-round certificate of this form applies (refused).
+
+Steps tuned by PEP (:func:`tune`, ``pep --tune eta``, ``certify --tune eta``): the step in (0, eta_max] minimising
+the fixed-T worst case or a certificate's bound (a grid, then a golden-section search, :func:`tune_eta`), next to
+the largest step the theorem admits (bisection on its conditions) and the value there.
+"""
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import asdict, dataclass, field
+
+import numpy as np
+
+from dfltheory.pep.mixing import ExplicitMixing, PushSumMixing, SpectralClass, as_mixing
+from dfltheory.pep.problem import (ACCEPTED_STATUSES, ADMM, ALGORITHMS, CATA, LIKE, METRICS, PUSH_SUM, PEPSolveError,
+                                   Size, admm_gamma)
+
+__all__ = ["COVERED", "POTENTIALS", "QUAD_CAP", "Certificate", "average_bound", "certificate_table", "certify",
+           "check_size", "paper_bound", "tune", "tune_eta", "verify_certificate"]
+
+#: algorithm -> (potential family, its per-agent components u_i, its common components c)
+POTENTIALS = {
+    **{a: ("consensus", ("x_i - x_bar",), ()) for a in ("dpsgd", "dfedavg", "dfedavg-mgs", "dfedsam-unnormalized")},
+    **{a: ("consensus (numerators, w = 1)", ("x_i - x_bar",), ()) for a in PUSH_SUM},
+    **{a: ("admm-state", ("x_i - x_bar", "ghat_i - ghat_bar"), ("x_bar - x_bar_prev", "ghat_bar")) for a in ADMM},
+    "dfedcata-a": ("consensus (extrapolated y_i)", ("y_i - y_bar",), ()),
+    "dfedcata-b": ("cata-state", ("a_i - a_bar", "a_prev_i - a_prev_bar"), ("a_bar - a_prev_bar",)),
+}
+COVERED = tuple(a for a in ALGORITHMS if a in POTENTIALS)
+#: cap on the quadratic part, trace(P) + trace(R) <= QUAD_CAP a L (module docstring)
+QUAD_CAP = 1e3
+#: largest T at which an average's bound is the LP of :func:`average_bound` (beyond, its closed form); largest T at
+#: which a certificate is optimised for that LP (beyond, for the sharper final step: the two differ by O(1/T)), and
+#: the most SDP/LP alternations it takes
+LP_HORIZON = 10 ** 4
+ALTERNATION_HORIZON = 200
+MAX_ALTERNATIONS = 6
+#: relative slack on the floor's e when the smallest a is then sought
+FLOOR_SLACK = 1e-6
+#: the horizon at which a theorem is read when a step is tuned for a certificate's floor (T -> infinity)
+THEOREM_HORIZON = 10 ** 4
+#: largest relative excess of the verifying PEP over the certificate's e accepted (else the certificate is refused)
+TOL_CHECK = 1e-4
+
+
+@dataclass(frozen=True)
+class Certificate:
+    """A one-round Lyapunov certificate: V_{t+1} - V_t + tau ||grad f(p^t)||^2 <= e for every round (module docstring).
+
+    Reported with a = 1 (the inequality is homogeneous). ``P`` / ``R``: the quadratic part on the per-agent / common
+    components (``components``); ``c`` = P[0][0], the weight of the consensus error (1/m)||X - 1 x_bar^T||_F^2.
+    ``e`` is the larger of the SDP's and the verifying PEP's value (``check``: that value, the SDP's e, the residual,
+    the status and seconds of the check). ``horizon``: the T it was optimised for (None: the floor)."""
+
+    algorithm: str
+    potential: str
+    metric: str
+    a: float
+    tau: float
+    e: float
+    P: list
+    R: list
+    components: dict
+    L: float
+    Delta: float
+    horizon: int | None
+    status: str
+    seconds: float
+    check: dict = field(default_factory=dict)
+    settings: dict = field(default_factory=dict)
+
+    @property
+    def c(self) -> float:
+        """The weight of the first per-agent component's square (the consensus error's)."""
+        return float(self.P[0][0]) if self.P else 0.0
+
+    @property
+    def floor(self) -> float:
+        """e / tau: the bound as T -> infinity (inf when tau = 0)."""
+        return self.e / self.tau if self.tau > 0 else math.inf
+
+    def bound(self, T: int) -> float:
+        """The bound on the metric implied at T rounds (module docstring): for a min the smallest of 2 L Delta, the
+        sharper final step and the plain sum; for an average the LP of :func:`average_bound` (beyond
+        :data:`LP_HORIZON` the smaller of its two closed forms)."""
+        if isinstance(T, bool) or not isinstance(T, (int, np.integer)) or T < 1:
+            raise ValueError(f"T must be an integer >= 1 (rounds), got {T!r}")
+        a, tau, e, L, Delta = self.a, self.tau, self.e, self.L, self.Delta
+        if self.metric == "average" and T <= LP_HORIZON:
+            return average_bound(a, tau, e, L, Delta, T)
+        head = a / (2 * L)
+        sharp = (T - 1) * tau + head if self.metric == "min" else T * min(tau, head)
+        values = [(a * Delta + (T - 1) * e) / sharp if sharp > 0 else math.inf]
+        if tau > 0:
+            values.append((a * Delta + T * e) / (T * tau))
+        if self.metric == "min":
+            values.append(2 * L * Delta)  # t = 0: f(x^0) - f* >= ||grad f(x^0)||^2/(2L)
+        return min(values)
+
+    def to_dict(self) -> dict:
+        return dict(asdict(self), c=self.c, floor=self.floor)
+
+
+def _round(algorithm, fs, query, mixing, K, eta, rho, Q, lam_pen, beta, alpha):
+    """One round of ``algorithm`` from a free state (new leaf points), the update of ``problem._build``.
+
+    Returns (p^t, p^{t+1}, (u^t, c^t), (u^{t+1}, c^{t+1}), consensus), u the per-agent components (one list of m
+    points each), c the common ones (:data:`POTENTIALS`), consensus the class's (X_s, Y_s) of the round's steps."""
+    from PEPit import Point
+
+    from dfltheory.pep.problem import _gossip, _mean
+
+    m = len(fs)
+    admm, cata = algorithm in ADMM, algorithm in CATA
+    gamma = admm_gamma(eta, lam_pen, K) if admm else 1.0
+
+    def dev(points):
+        bar = _mean(points)
+        return [p - bar for p in points]
+
+    def local(i, x, dual):  # K local steps from x (problem._build's loop; push-sum at w = 1)
+        y, velocity = x, None
+        for _ in range(K):
+            g = query(i, y)[0]
+            if rho:
+                g = query(i, y + rho * g)[0]
+            if algorithm in PUSH_SUM and alpha:
+                velocity = g if velocity is None else alpha * velocity + g
+                g = velocity
+            if admm:
+                g = g - dual if y is x else g - dual + (1 / lam_pen) * (y - x)
+            if cata and lam_pen and y is not x:
+                g = g + lam_pen * (y - x)
+            y = y - eta * g
+        return y
+
+    consensus = []
+    if admm:  # state: x_i^t, ghat_i^{t-1}, x_bar^{t-1}; metric w^t
+        x, duals, prev = [Point() for _ in range(m)], [Point() for _ in range(m)], Point()
+        ys = [local(i, x[i], duals[i]) for i in range(m)]
+        new = [d - (1 / lam_pen) * (y - xi) for d, y, xi in zip(duals, ys, x)]
+        x1 = _gossip(mixing, [y - lam_pen * d for y, d in zip(ys, duals)], Q, consensus)
+        xbar, xbar1 = _mean(x), _mean(x1)
+        w = (1 - gamma) / gamma
+        p0, p1 = xbar + w * (xbar - prev), xbar1 + w * (xbar1 - xbar)
+        before = ([dev(x), dev(duals)], [xbar - prev, _mean(duals)])
+        after = ([dev(x1), dev(new)], [xbar1 - xbar, _mean(new)])
+    elif algorithm == "dfedcata-b":  # state: a_i^t, a_i^{t-1}; y_i^t = a + beta (a - a_prev); metric p^t
+        agg, agg_prev = [Point() for _ in range(m)], [Point() for _ in range(m)]
+        y = [a + beta * (a - b) for a, b in zip(agg, agg_prev)]
+        agg1 = _gossip(mixing, [local(i, y[i], None) for i in range(m)], Q, consensus)
+        k = beta / (1 - beta)
+        abar, bbar, abar1 = _mean(agg), _mean(agg_prev), _mean(agg1)
+        p0, p1 = abar + k * (abar - bbar), abar1 + k * (abar1 - abar)
+        before = ([dev(agg), dev(agg_prev)], [abar - bbar])
+        after = ([dev(agg1), dev(agg)], [abar1 - abar])
+    else:  # state: the round-start models x_i^t (DFedCata A: the extrapolated y_i^t, whose mean is a_bar^t)
+        x = [Point() for _ in range(m)]
+        z = [local(i, x[i], None) for i in range(m)]
+        x1 = _gossip(mixing, z, Q, consensus)
+        if algorithm == "dfedcata-a":
+            x1 = [a + beta * (a - zi) for a, zi in zip(x1, z)]
+        p0, p1 = _mean(x), _mean(x1)
+        before, after = ([dev(x)], []), ([dev(x1)], [])
+    return p0, p1, before, after, consensus
+
+
+def _class_constraints(problem, consensus, mixing):
+    """The spectral class's conditions on the round's gossip steps (as ``problem._build`` imposes them on all)."""
+    from dfltheory.pep.problem import _sum
+
+    def inner(u, v):
+        return _sum([ui * vi for ui, vi in zip(u, v)])
+
+    U = [[y - mixing.lo * x for x, y in zip(X, Y)] for X, Y in consensus]
+    V = [[mixing.hi * x - y for x, y in zip(X, Y)] for X, Y in consensus]
+    S = len(consensus)
+    if mixing.varying or S == 1:
+        for s in range(S):
+            problem.add_constraint(inner(U[s], V[s]) >= 0)
+        return
+    for s in range(S):
+        for r in range(s + 1, S):
+            problem.add_constraint(inner(consensus[s][0], consensus[r][1]) == inner(consensus[s][1], consensus[r][0]))
+    problem.add_psd_matrix([[0.5 * (inner(U[s], V[r]) + inner(U[r], V[s])) for r in range(S)] for s in range(S)])
+
+
+def _pieces(before, after):
+    """The quadratic part's change, one expression per entry (j <= k) of P and of R (off-diagonal entries twice)."""
+    from dfltheory.pep.problem import _sum
+
+    def change(j, k, agent):
+        (u0, c0), (u1, c1) = before, after
+        if agent:
+            m = len(u0[j])
+            one = _sum([a * b for a, b in zip(u1[j], u1[k])]) - _sum([a * b for a, b in zip(u0[j], u0[k])])
+            return (1 / m) * one * (1 if j == k else 2)
+        return (c1[j] * c1[k] - c0[j] * c0[k]) * (1 if j == k else 2)
+
+    n_u, n_c = len(before[0]), len(before[1])
+    return ([((j, k), change(j, k, True)) for j in range(n_u) for k in range(j, n_u)],
+            [((j, k), change(j, k, False)) for j in range(n_c) for k in range(j, n_c)])
+
+
+def _one_round(setting, mixing, coefficients=None):
+    """The one-round PEP of ``setting`` on one ``mixing`` (an explicit matrix or the class): the PEPit problem and
+    the objective's pieces (a's, tau's, each P and R entry's); with ``coefficients`` (a, P, R, tau) its left side
+    is set as the performance metric (the verifying primal PEP)."""
+    from PEPit import PEP
+    from PEPit.functions import SmoothFunction
+
+    from dfltheory.pep.problem import _mean, _oracle, _sum
+
+    s = setting
+    problem = PEP()
+    fs = [problem.declare_function(SmoothFunction, L=s["L"]) for _ in range(s["m"])]
+
+    def query(i, p, site=False):
+        return _oracle(fs, i, p, site) if s["sigma_g"] == 0 else fs[i].oracle(p)
+
+    model = LIKE.get(s["algorithm"], s["algorithm"])
+    p0, p1, before, after, consensus = _round(model, fs, query, mixing, s["K"], s["eta"], s["rho"], s["Q"],
+                                              s["lam_pen"], s["beta"], s["alpha"])
+    m = s["m"]
+    sites = []
+    for p in (p0, p1):  # every f_i at the metric points: f, grad f, and the heterogeneity sites
+        sites.append([query(i, p, site=True) for i in range(m)])
+    fbar = [(1 / m) * _sum([v for _, v in site]) for site in sites]
+    g0 = _mean([g for g, _ in sites[0]])
+    if s["sigma_g"] is not None:
+        for site in sites:
+            gs = [g for g, _ in site]
+            if all(g is gs[0] for g in gs):
+                continue
+            gmean = _mean(gs)
+            problem.add_constraint((1 / m) * _sum([(g - gmean) ** 2 for g in gs]) <= s["sigma_g"] ** 2)
+    if s["B"] is not None:
+        for f in fs:
+            for _, g, _ in f.list_of_points:
+                problem.add_constraint(g ** 2 <= s["B"] ** 2)
+    if consensus:
+        _class_constraints(problem, consensus, mixing)
+    quad_u, quad_c = _pieces(before, after)
+    pieces = {"a": fbar[1] - fbar[0], "tau": g0 ** 2, "P": quad_u, "R": quad_c}
+    if coefficients is not None:
+        a, P, R, tau = coefficients
+        terms = [a * pieces["a"], tau * pieces["tau"]]
+        terms += [float(P[j][k]) * e for (j, k), e in quad_u if P[j][k]]
+        terms += [float(R[j][k]) * e for (j, k), e in quad_c if R[j][k]]
+        problem.set_performance_metric(_sum(terms))
+    return problem, pieces
+
+
+def _matrices(problem, pieces):
+    """numpy data of the one-round PEP: the constraints (F weights, symmetric Gram weights, constant, equality?), the
+    LMIs (the same per entry) and the objective pieces, over PEPit's leaf points and function values."""
+    from PEPit.tools.expressions_to_matrices import expression_to_matrices
+
+    problem._prepare_constraints(verbose=0)
+
+    def mat(expr):
+        G, F, c = expression_to_matrices(expr)
+        return F, (G + G.T) / 2, float(c)
+
+    cons = [(mat(c.expression), c.equality_or_inequality == "equality") for c in problem._list_of_prepared_constraints]
+    lmis = [[[mat(e) for e in row] for row in psd.matrix_of_expressions] for psd in problem._list_of_prepared_psd]
+    return dict(cons=cons, lmis=lmis, a=mat(pieces["a"]), tau=mat(pieces["tau"]),
+                P=[(jk, mat(e)) for jk, e in pieces["P"]], R=[(jk, mat(e)) for jk, e in pieces["R"]])
+
+
+def _sdp(datas, nA, nC, L, Delta, metric, horizon, solver):
+    """The certificate SDP over the one-round data of every mixing matrix (module docstring); returns
+    (a, P, R, tau, e, status). An average metric is optimised for the bound of :func:`average_bound`: its LP's
+    dual weights fix the normalization, and the SDP and the LP alternate until the bound stops improving."""
+    import cvxpy as cp
+
+    a, tau, e = cp.Variable(nonneg=True), cp.Variable(nonneg=True), cp.Variable()
+    P = cp.Variable((nA, nA), PSD=True) if nA else None
+    R = cp.Variable((nC, nC), PSD=True) if nC else None
+    cons = [sum((cp.trace(M) for M in (P, R) if M is not None), start=0) <= QUAD_CAP * a * L]
+    for d in datas:
+        cons += _dual_constraints(d, a, tau, e, P, R)
+
+    def values(status):  # a, tau >= 0 and P, R PSD exactly (the solver's tiny violations removed before the check)
+        return max(float(a.value), 0.0), _psd(P), _psd(R), max(float(tau.value), 0.0), float(e.value), status
+
+    if horizon is None:  # the floor: tau = 1, e minimal; then the smallest a at that e (the best bound for large T)
+        first = values(_solve_sdp(cp.Problem(cp.Minimize(e), cons + [tau == 1]), solver))
+        try:
+            return values(_solve_sdp(cp.Problem(cp.Minimize(a), cons + [tau == 1, e <= first[4] + FLOOR_SLACK * max(
+                1.0, abs(first[4]))]), solver))
+        except PEPSolveError:  # the second stage only sharpens the bounds at finite T
+            return first
+    head = a / (2 * L)
+    if horizon == 1:
+        return values(_solve_sdp(cp.Problem(cp.Minimize(a * Delta), cons + [head == 1]), solver))
+    # the sharper final step, its denominator divided by T - 1 fixed to 1 (tau ~ 1 whatever T: well scaled)
+    sharp = cp.Problem(cp.Minimize(a * Delta / (horizon - 1) + e), cons + [tau + head / (horizon - 1) == 1])
+    current = values(_solve_sdp(sharp, solver))
+    if metric == "min" or horizon > ALTERNATION_HORIZON:
+        return current
+    y = cp.Parameter(horizon + 1, nonneg=True)  # T x the LP's weights of its constraints t = 0..T-1 and plain sum
+    later = cp.sum(y) - cp.cumsum(y)[:horizon]  # sum_{t > s} y_t
+    weights = np.append(np.arange(horizon), horizon)
+    problem = cp.Problem(cp.Minimize(a * Delta * cp.sum(y) + e * (weights @ y)),
+                         cons + [head * y[:horizon] + tau * later >= 1])
+    best = None
+    for _ in range(MAX_ALTERNATIONS):  # the LP's weights at the current certificate (at a = 1), then the best for them
+        scale = current[0] or 1.0
+        bound, duals = average_bound(current[0] / scale, current[3] / scale, current[4] / scale, L, Delta, horizon,
+                                     duals=True)
+        if best is not None and not bound < best[0] * (1 - 1e-6):
+            break
+        best = (bound, current)
+        y.value = horizon * np.maximum(duals, 0.0)
+        current = values(_solve_sdp(problem, solver))
+    return best[1]
+
+
+def _psd(M) -> list:
+    """The value of a PSD variable shifted by its most negative eigenvalue (if any), as nested lists."""
+    if M is None:
+        return []
+    V = np.atleast_2d(M.value)
+    V = (V + V.T) / 2
+    V = V + max(0.0, -float(np.linalg.eigvalsh(V).min())) * np.eye(len(V))
+    return V.tolist()
+
+
+def _dual_constraints(d, a, tau, e, P, R):
+    """The one-round inequality's certificate for one mixing's data ``d`` (:func:`_matrices`): multipliers >= 0 of
+    the inequalities, PSD ones of the LMIs and a PSD residual S, matching its left side minus e term by term."""
+    import cvxpy as cp
+
+    n = d["a"][1].shape[0]
+    lam = cp.Variable(len(d["cons"]))
+    ineq = [k for k, (_, eq) in enumerate(d["cons"]) if not eq]
+    cons = [lam[ineq] >= 0] if ineq else []
+    AF = np.stack([F for (F, _, _), _ in d["cons"]], axis=1)
+    AG = np.stack([G.ravel() for (_, G, _), _ in d["cons"]], axis=1)
+    b = np.array([c for (_, _, c), _ in d["cons"]])
+    dual_F, dual_G, dual_c = AF @ lam, cp.reshape(AG @ lam, (n, n), order="C"), b @ lam
+    for lmi in d["lmis"]:
+        Lam = cp.Variable((len(lmi), len(lmi)), PSD=True)
+        for p, row in enumerate(lmi):
+            for q, (F, G, c) in enumerate(row):
+                dual_F, dual_G, dual_c = dual_F - Lam[p, q] * F, dual_G - Lam[p, q] * G, dual_c - Lam[p, q] * c
+    terms = [(a, d["a"]), (tau, d["tau"])]
+    terms += [(P[j, k], piece) for (j, k), piece in d["P"]] + [(R[j, k], piece) for (j, k), piece in d["R"]]
+    obj_F = sum((v * F for v, (F, _, _) in terms), start=0)
+    obj_G = sum((v * G for v, (_, G, _) in terms), start=0)
+    obj_c = sum((v * c for v, (_, _, c) in terms), start=0)
+    S = cp.Variable((n, n), PSD=True)
+    return cons + [obj_F == dual_F, obj_c - e == dual_c, S == dual_G - obj_G]
+
+
+def average_bound(a, tau, e, L, Delta, T, duals=False):
+    """The largest (1/T) sum_{t<T} g_t that a certificate allows (g_t = ||grad f(p^t)||^2): the LP
+    max (1/T) sum_t g_t  s.t.  (a/(2L)) g_t + tau sum_{s<t} g_s <= a Delta + t e (t < T: V_t >= a (f(p^t) - f*)
+    >= a g_t/(2L) after t rounds), tau sum_{s<T} g_s <= a Delta + T e (V_T >= 0), g >= 0. With ``duals`` also its
+    dual weights (one per constraint), which :func:`_sdp` uses as the normalization."""
+    from scipy import sparse
+    from scipy.optimize import linprog
+
+    rows, cols, vals = [], [], []
+    rows, cols, vals = list(range(T)), list(range(T)), [a / (2 * L)] * T  # g_0..g_{T-1}, then S_1..S_T (S_0 = 0)
+    rows += list(range(1, T)) + [T]
+    cols += list(range(T, 2 * T - 1)) + [2 * T - 1]
+    vals += [tau] * T
+    A = sparse.csr_matrix((vals, (rows, cols)), shape=(T + 1, 2 * T))
+    b = a * Delta + e * np.append(np.arange(T), T)
+    eq_rows = list(range(T)) * 2 + list(range(1, T))  # S_{t+1} - S_t - g_t = 0
+    eq_cols = list(range(T, 2 * T)) + list(range(T)) + list(range(T, 2 * T - 1))
+    eq_vals = [1.0] * T + [-1.0] * T + [-1.0] * (T - 1)
+    A_eq = sparse.csr_matrix((eq_vals, (eq_rows, eq_cols)), shape=(T, 2 * T))
+    c = np.zeros(2 * T)
+    c[-1] = -1.0 / T
+    res = linprog(c, A_ub=A, b_ub=b, A_eq=A_eq, b_eq=np.zeros(T), bounds=(0, None), method="highs")
+    if res.status == 3:  # a = 0 and tau = 0: the certificate bounds nothing
+        return (math.inf, np.zeros(T + 1)) if duals else math.inf
+    if res.status != 0:
+        raise PEPSolveError(f"the bound's LP failed at T = {T} ({res.message}); try solver='SCS'")
+    return (-res.fun, -res.ineqlin.marginals) if duals else -res.fun
+
+
+def _solve_sdp(problem, solver):
+    """Solve the certificate SDP; PEPSolveError (one line) unless the status is accepted."""
+    import warnings
+
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)
+            problem.solve(solver=solver)
+    except Exception as err:  # cvxpy's SolverError and friends
+        raise PEPSolveError(f"the certificate SDP failed in {solver} ({' '.join(str(err).split())}); try "
+                            "solver='SCS' or a smaller eta L") from err
+    if problem.status not in ACCEPTED_STATUSES:
+        raise PEPSolveError(f"the certificate SDP ended with status {problem.status!r} in {solver}: no certificate "
+                            "of this potential family (e.g. a step too large for any descent); try a smaller eta L")
+    return problem.status
+
+
+def _setting(algorithm, m, K, eta, L, Delta, W, lam, spectral, time_varying, sigma_g, B, rho, Q, lam_pen, beta, alpha,
+             T, solver):
+    """Validate like ``worst_case`` (the same checks and messages) and return (setting, mixings): one mixing per
+    distinct matrix of an explicit W or sequence, or the class."""
+    from dfltheory.pep.problem import _check, _check_solver
+
+    if T is not None and (isinstance(T, bool) or not isinstance(T, (int, np.integer)) or T < 1):
+        raise ValueError(f"T must be an integer >= 1 (the horizon the certificate is optimised for) or None (the "
+                         f"floor), got {T!r}")
+    _check(algorithm, m, K, T or 1, eta, L, Delta, sigma_g, B, rho, Q, "fstar", "averages", lam_pen, beta, alpha)
+    _check_solver(solver)
+    if lam is not None:
+        if spectral is not None:
+            raise ValueError("give one of lam= (the class [-lam, lam]) and spectral=(lo, hi)")
+        if isinstance(lam, bool) or not isinstance(lam, (int, float, np.integer, np.floating)) or not 0 <= lam < 1:
+            raise ValueError(f"lam must be a number in [0, 1) (the class of every W with nonunit eigenvalues in "
+                             f"[-lam, lam]), got {lam!r}")
+        spectral = (-float(lam), float(lam))
+    if algorithm in PUSH_SUM and W is not None:
+        try:
+            W = ExplicitMixing(W.matrices if isinstance(W, PushSumMixing) else W)
+        except ValueError as err:
+            raise ValueError(f"certify covers push-sum on a symmetric doubly stochastic W, where its weights stay 1 "
+                             f"({' '.join(str(err).split())}); a column-stochastic P changes the weights every round: "
+                             "use dfltheory pep (worst_case) for a given P") from None
+    mixing = as_mixing(W, spectral, time_varying)
+    if isinstance(mixing, ExplicitMixing):
+        if mixing.m != m:
+            raise ValueError(f"W is {mixing.m} x {mixing.m} but m = {m}; give an m x m matrix")
+        mats = []
+        for M in mixing.matrices:  # one one-round inequality per distinct matrix
+            if not any(np.array_equal(M, N) for N in mats):
+                mats.append(M)
+        mixings = [ExplicitMixing(M) for M in mats]
+    else:
+        mixings = [mixing]
+    check_size(algorithm, m, K, Q, isinstance(mixing, SpectralClass))
+    setting = dict(algorithm=algorithm, m=m, K=K, eta=eta, L=L, Delta=Delta, sigma_g=sigma_g, B=B, rho=rho, Q=Q,
+                   lam_pen=lam_pen, beta=beta, alpha=alpha, mixing=mixing.describe(), mixing_args=mixing.args())
+    return setting, mixings
+
+
+def check_size(algorithm: str, m: int, K: int, Q: int = 1, spectral: bool = False) -> None:
+    """Refuse (ValueError) a one-round SDP whose Gram matrix would exceed ``problem.MAX_GRAM``: the state's points,
+    every agent's queries (K local ones, the metric points p^t and p^{t+1}) and the class's new points."""
+    from dfltheory.pep.problem import MAX_GRAM, count_text
+
+    model = LIKE.get(algorithm, algorithm)
+    _, agent, common = POTENTIALS[model]
+    gram = len(agent) * m + len(common) + m * (K * ALGORITHMS[model][0] + 2) + (Q * (m - 1) if spectral else 0)
+    if gram > MAX_GRAM:
+        raise ValueError(f"one-round SDP too large: Gram matrix {count_text(gram)} x {count_text(gram)} at m = "
+                         f"{count_text(m)}, K = {count_text(K)} (limit {MAX_GRAM}); reduce m (--m or --n) or K")
+
+
+def _mixings(setting):
+    """The mixings of a certificate's setting (its ``mixing_args``), as :func:`_setting` builds them."""
+    args = setting["mixing_args"]
+    if "spectral" in args:
+        return [as_mixing(None, args["spectral"], args.get("time_varying", False))]
+    mats = np.asarray(args["W"], dtype=float)
+    return [ExplicitMixing(M) for M in (mats[None] if mats.ndim == 2 else mats)]
+
+
+def _check_value(setting, mixings, a, P, R, tau, solver):
+    """The independent primal PEP: the largest left side of the one-round inequality at (a, P, R, tau) over every
+    mixing (PEPit's SDP, its dual checked by ``problem._solve``); (value, status, seconds)."""
+    from dfltheory.pep.problem import _solve
+
+    start, values, statuses = time.perf_counter(), [], []
+    for mixing in mixings:
+        problem, _ = _one_round(setting, mixing, (a, P, R, tau))
+        r = _solve(problem, solver, Size(0, 0, 0, 0.0), {}, ACCEPTED_STATUSES)
+        values.append(r.value)
+        statuses.append(r.status)
+    worst = max(range(len(values)), key=values.__getitem__)
+    return values[worst], statuses[worst], time.perf_counter() - start
+
+
+def verify_certificate(cert: Certificate, solver: str = "CLARABEL") -> dict:
+    """Re-check ``cert`` by the independent primal PEP (module docstring): the largest left side of its one-round
+    inequality, its e, and ``residual`` = value - e (<= 0 up to the solvers' accuracy for a valid certificate)."""
+    s = cert.settings
+    value, status, seconds = _check_value(s, _mixings(s), cert.a, cert.P, cert.R, cert.tau, solver)
+    return dict(value=value, e=cert.e, residual=value - cert.e, status=status, seconds=seconds)
+
+
+def certify(algorithm: str, m: int, K: int, eta: float, L: float = 1.0, Delta: float = 1.0, *, W=None,
+            lam: float | None = None, spectral=None, time_varying: bool = False, sigma_g: float | None = None,
+            B: float | None = None, rho: float = 0.0, Q: int = 1, lam_pen: float | None = None,
+            beta: float | None = None, alpha: float | None = None, T: int | None = None,
+            solver: str = "CLARABEL") -> Certificate:
+    """The best certificate of ``algorithm``'s potential family (:data:`POTENTIALS`) for the bound at ``T`` rounds,
+    or for the floor as T -> infinity (``T=None``); see the module docstring. The setting is ``worst_case``'s
+    (same names, same validation); mixing: ``W`` (a symmetric doubly stochastic matrix, or a sequence: the
+    certificate then holds for every order of its matrices), ``lam`` (the class [-lam, lam]) or ``spectral=(lo,
+    hi)``, with ``time_varying`` a new W of the class at each gossip step. The certificate is checked by an
+    independent primal PEP (``check``); PEPSolveError if a solve fails or the check exceeds e by more than
+    :data:`TOL_CHECK` (relative)."""
+    name, model = algorithm, LIKE.get(algorithm, algorithm)  # a user's PEP model certifies the built-in one it names
+    setting, mixings = _setting(model, m, K, eta, L, Delta, W, lam, spectral, time_varying, sigma_g, B, rho, Q,
+                                lam_pen, beta, alpha, T, solver)
+    setting["algorithm"] = name
+    start = time.perf_counter()
+    datas = [_matrices(*_one_round(setting, mixing)) for mixing in mixings]
+    family, agent, common = POTENTIALS[model]
+    a, P, R, tau, e, status = _sdp(datas, len(agent), len(common), L, Delta, METRICS[algorithm], T, solver)
+    if a > 0:  # homogeneous: reported (and checked, at a well-scaled size) with a = 1
+        P, R, tau, e, a = (np.asarray(P) / a).tolist(), (np.asarray(R) / a).tolist(), tau / a, e / a, 1.0
+    seconds = time.perf_counter() - start
+    try:
+        value, check_status, check_seconds = _check_value(setting, mixings, a, P, R, tau, solver)
+    except PEPSolveError as err:
+        raise PEPSolveError(f"the independent check of the certificate of {algorithm} failed ({err.cause}); no "
+                            "certificate is reported: try solver='SCS' or a smaller eta L", err.cause) from None
+    residual = value - e
+    if residual > TOL_CHECK * max(1.0, abs(e)):
+        raise PEPSolveError(f"the certificate of {algorithm} fails its independent check: the one-round PEP at its "
+                            f"coefficients reaches {value:.6g} > e = {e:.6g}; try solver='SCS' or a smaller eta L")
+    check = dict(value=value, e_sdp=e, residual=residual, status=check_status, seconds=check_seconds)
+    return Certificate(algorithm=algorithm, potential=family, metric=METRICS[algorithm], a=a, tau=tau, e=max(e, value),
+                       P=P, R=R, components={"agent": list(agent), "common": list(common)}, L=L, Delta=Delta,
+                       horizon=T, status=status, seconds=seconds, check=check, settings=setting)
+
+
+def paper_bound(settings: dict, T: int) -> dict:
+    """The bound at sigma_l = 0 of the theorem covering the algorithm (``compare``'s main reading; DFedCata A's at
+    Xi = 0, the paper's claim) for the instance ``settings`` at T rounds: {theorem, bound (None if no theorem covers
+    it or a condition fails), reason}."""
+    from dfltheory.pep.compare import WITH_XI, _one, mixing_lambda, theorem_for, theorem_values
+    from dfltheory.pep.problem import PEPResult
+
+    s = dict(settings, T=T, metric=METRICS[settings["algorithm"]])
+    tid = theorem_for(s["algorithm"])
+    tid = f"{tid}@Xi=0" if tid in WITH_XI else tid
+    result = PEPResult(math.inf, math.inf, "", "", 0.0, Size(0, 0, 0, 0.0), {}, s)  # the theorem reads the settings
+    values, reason = theorem_values(result, mixing_lambda(s))
+    row = _one(tid, values, reason, result)
+    return dict(theorem=row["theorem"], bound=row["bound"], reason=row["reason"])
+
+
+def certificate_table(algorithms=("dfedavg", "dpsgd"), m: int = 2, K: int | None = None, eta: float | None = None,
+                      T=(3, 5, 10, 20), worst_case_max_T: int = 10, max_seconds: float = 60.0, **kw) -> list[dict]:
+    """JSON-safe rows (algorithm, T, paper's bound, certificate's bound, fixed-T worst case, ratios) for the report.
+
+    ``K`` defaults to 1 for D-PSGD and SGP, else 2; ``eta`` to 1/(10 K L) (dfedsam.thm4.1's largest step); ``kw``
+    are :func:`certify`'s (mixing: ``W``, ``lam``, ``spectral``; sigma_g, B, lam_pen, ...). The certificate is
+    optimised at each T; the worst case is solved where T <= ``worst_case_max_T`` and its expected time is at most
+    ``max_seconds`` (else None, with the reason)."""
+    from dfltheory.pep.problem import estimate_size, worst_case
+
+    rows = []
+    L = kw.get("L", 1.0)
+    for algorithm in algorithms:
+        k = K if K is not None else (1 if algorithm in ("dpsgd", "sgp") else 2)
+        step = eta if eta is not None else 1 / (10 * k * L)
+        for t in T:
+            cert = certify(algorithm, m, k, step, T=t, **kw)
+            bound = cert.bound(t)
+            paper = paper_bound(cert.settings, t)
+            row = dict(algorithm=algorithm, m=m, K=k, eta=step, T=t, mixing=cert.settings["mixing"],
+                       potential=cert.potential, theorem=paper["theorem"], paper_bound=paper["bound"],
+                       certificate=bound, a=cert.a, c=cert.c, tau=cert.tau, e=cert.e,
+                       check_residual=cert.check["residual"], certificate_seconds=cert.seconds, worst_case=None,
+                       worst_case_seconds=None, reason=paper["reason"] if paper["bound"] is None else "")
+            mixing = cert.settings["mixing_args"]
+            size = estimate_size(algorithm, m, k, t, kw.get("Q", 1), "spectral" in mixing, "averages",
+                                 kw.get("sigma_g") is not None, kw.get("B") is not None,
+                                 bool(mixing.get("time_varying")))
+            if t > worst_case_max_T or size.expected_seconds > max_seconds:
+                row["worst_case_reason"] = (f"not solved: T > {worst_case_max_T}" if t > worst_case_max_T else
+                                            f"not solved: expected ~{size.expected_seconds:.0f} s > {max_seconds:g} s")
+            else:
+                options = {k2: v for k2, v in kw.items() if k2 not in ("W", "lam", "spectral", "time_varying",
+                                                                      "solver")}
+                wc = worst_case(algorithm, m, k, t, step, **options, **mixing)
+                row.update(worst_case=wc.value, worst_case_seconds=wc.seconds)
+            worst = row["worst_case"]
+            row["certificate_over_worst_case"] = bound / worst if worst else None
+            row["paper_over_worst_case"] = paper["bound"] / worst if worst and paper["bound"] is not None else None
+            row["paper_over_certificate"] = paper["bound"] / bound if paper["bound"] is not None else None
+            row["below_worst_case"] = bool(worst is not None and bound < worst * (1 - TOL_CHECK))
+            rows.append(row)
+    return rows
+
+
+def tune_eta(objective, eta_max: float, grid: int = 8, rtol: float = 1e-3) -> dict:
+    """The step in (0, eta_max] minimising ``objective(eta)`` (a worst case or a certificate's bound): a grid
+    eta_max j/grid, j = 1..grid, then a golden-section search between the best grid point's neighbours until the
+    bracket is below ``rtol`` eta_max. An evaluation that fails (PEPSolveError, ValueError) counts as +inf with its
+    reason. Returns {eta, value, curve: [(eta, value, reason)] sorted by eta}."""
+    if isinstance(eta_max, bool) or not isinstance(eta_max, (int, float, np.integer, np.floating)) or not (
+            math.isfinite(eta_max) and eta_max > 0):
+        raise ValueError(f"eta_max must be a finite number > 0 (the largest step searched), got {eta_max!r}")
+    if isinstance(grid, bool) or not isinstance(grid, (int, np.integer)) or grid < 2:
+        raise ValueError(f"grid must be an integer >= 2 (grid points of the search), got {grid!r}")
+    curve = {}
+
+    def value(eta):
+        if eta not in curve:
+            try:
+                curve[eta] = (float(objective(eta)), "")
+            except (PEPSolveError, ValueError) as err:
+                curve[eta] = (math.inf, " ".join(str(err).split()))
+        return curve[eta][0]
+
+    points = [eta_max * j / grid for j in range(1, grid + 1)]
+    best = min(range(grid), key=lambda j: value(points[j]))
+    lo, hi = (points[best - 1] if best else points[0] / 2), points[min(best + 1, grid - 1)]
+    ratio = (math.sqrt(5) - 1) / 2
+    x1, x2 = hi - ratio * (hi - lo), lo + ratio * (hi - lo)
+    while hi - lo > rtol * eta_max:
+        if value(x1) <= value(x2):
+            hi, x2 = x2, x1
+            x1 = hi - ratio * (hi - lo)
+        else:
+            lo, x1 = x1, x2
+            x2 = lo + ratio * (hi - lo)
+    eta = min(curve, key=lambda k: curve[k][0])
+    return dict(eta=eta, value=curve[eta][0], curve=[(k, v, why) for k, (v, why) in sorted(curve.items())])
+
+
+def tune(algorithm: str, m: int, K: int, eta_max: float, T: int | None, by: str = "worst_case", grid: int = 8,
+         **kw) -> dict:
+    """The step minimising the fixed-T worst case at ``T`` (``by='worst_case'``, ``kw`` of ``worst_case``) or the
+    certificate's bound at ``T`` (``'certificate'``; its floor with T = None; ``kw`` of :func:`certify`) over
+    (0, eta_max] (:func:`tune_eta`), with the theorem's bound along the curve (at T, or at :data:`THEOREM_HORIZON`
+    for the floor), the largest step the theorem admits (bisection on its conditions, which must hold on an interval
+    of steps) and the objective there."""
+    from dfltheory.pep.problem import worst_case
+
+    if by not in ("worst_case", "certificate"):
+        raise ValueError(f"by must be 'worst_case' or 'certificate', got {by!r}")
+    if by == "worst_case" and T is None:
+        raise ValueError("tuning by the worst case needs T (the horizon of the fixed-T PEP)")
+    settings = {}
+
+    def objective(eta):
+        if by == "worst_case":
+            r = worst_case(algorithm, m, K, T, eta, **kw)
+            settings[eta] = r.settings
+            return r.value
+        cert = certify(algorithm, m, K, eta, T=T, **kw)
+        settings[eta] = cert.settings
+        return cert.floor if T is None else cert.bound(T)
+
+    out = tune_eta(objective, eta_max, grid)
+    horizon = T if T is not None else THEOREM_HORIZON
+    rows = []
+    for eta, value, reason in out["curve"]:
+        paper = paper_bound(settings[eta], horizon) if eta in settings else dict(bound=None, reason=reason)
+        rows.append(dict(eta=eta, value=value, theorem_bound=paper["bound"], reason=reason or paper["reason"]))
+    base = next(iter(settings.values()), None)
+
+    def admits(eta):  # the theorem's conditions hold at this step (its formula is a bound)
+        return paper_bound(dict(base, eta=eta), horizon)["bound"] is not None
+
+    admitted = [r["eta"] for r in rows if r["theorem_bound"] is not None]
+    lo = admitted[-1] if admitted else None
+    if base is not None and lo is None:  # below the curve's first step: halve until the conditions hold
+        lo = next((rows[0]["eta"] / 2 ** j for j in range(1, 41) if admits(rows[0]["eta"] / 2 ** j)), None)
+    theorem_eta = theorem_value = None
+    if lo is not None:  # the theorem's largest step: bisection on its conditions up to the next step tried
+        hi = min([r["eta"] for r in rows if r["eta"] > lo] + [2 * lo if not admitted else lo])
+        while hi - lo > 1e-9 * hi:
+            mid = (lo + hi) / 2
+            lo, hi = (mid, hi) if admits(mid) else (lo, mid)
+        theorem_eta = lo
+        try:
+            theorem_value = float(objective(lo))
+        except (PEPSolveError, ValueError):
+            theorem_value = None
+    return dict(algorithm=algorithm, by=by, T=T, eta=out["eta"], value=out["value"], curve=rows,
+                theorem=paper_bound(base, horizon)["theorem"] if base is not None else None,
+                theorem_T=horizon, theorem_max_eta=theorem_eta, value_at_theorem_max_eta=theorem_value)
+
