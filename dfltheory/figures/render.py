@@ -151,6 +151,19 @@ def _informative(runs) -> list[dict]:
     return out
 
 
+def _certificates(pep: Mapping | None) -> dict | None:
+    """The three-way comparison (paper's bound, certificate, worst case) formatted, with its figure."""
+    if not pep or not pep.get("certificates"):
+        return None
+    rows = [{"algorithm": r["algorithm"], "theorem": r.get("theorem") or "—", "T": r["T"],
+             "paper": num(r.get("paper_bound")), "certificate": num(r.get("certificate")),
+             "worst_case": num(r.get("worst_case")),
+             "proof": ratio(r["paper_bound"] / r["certificate"]) if r.get("paper_bound") else "—",
+             "problem": ratio(r["certificate"] / r["worst_case"]) if r.get("worst_case") else "—"}
+            for r in pep["certificates"]]
+    return {"rows": rows, "figure": pep.get("certificate_figure")}
+
+
 def _pep(pep: Mapping | None) -> list[dict] | None:
     """The PEP rows (:func:`dfltheory.pep.pep_table`) formatted; status 'ok' where the bound is above the worst case."""
     if not pep:
@@ -300,7 +313,8 @@ def view(rep: Mapping) -> dict:
             "network": _network(rep.get("network")), "training": _training(rep.get("training")),
             "sweeps": _sweeps(rep.get("sweeps")), "settings": _settings(rep["experiments"]),
             "rates": _rates(rep["rates"]), "topology": topology, "catalog": catalog,
-            "pep": _pep(rep.get("pep")), "claims": _claims(rep.get("claims")),
+            "pep": _pep(rep.get("pep")), "certificates": _certificates(rep.get("pep")),
+            "claims": _claims(rep.get("claims")),
             "figures": dict(figs),
             "notes": h.get("notes", {})}
 

@@ -169,6 +169,33 @@ def verification_figures(result: dict, out: Path) -> dict:
     return {**result, "figures": {paper: [f"verify/{f}" for f in files] for paper, files in drawn.items()}}
 
 
+def certificate_figure(rows: list[dict], out: Path) -> str | None:
+    """One log-log panel per algorithm over T: the paper's bound, the certificate's bound (every T) and the fixed-T
+    worst case (where solved), saved as ``out/pep/certificates.png``; its path relative to ``out`` (None: no rows)."""
+    import matplotlib.pyplot as plt
+
+    from dfltheory.figures.axes import save_figure
+
+    algorithms = list(dict.fromkeys(r["algorithm"] for r in rows))
+    if not algorithms:
+        return None
+    fig, axes = plt.subplots(1, len(algorithms), figsize=(3.2 * len(algorithms), 3.0), squeeze=False)
+    for ax, algorithm in zip(axes[0], algorithms):
+        mine = [r for r in rows if r["algorithm"] == algorithm]
+        curves = (("paper_bound", f"paper ({mine[0]['theorem']})", "s--"), ("certificate", "certificate (every T)",
+                                                                            "o-"), ("worst_case", "worst case (PEP)", "^:"))
+        for key, label, style in curves:
+            pts = [(r["T"], r[key]) for r in mine if r.get(key) is not None]
+            if pts:
+                ax.loglog(*zip(*pts), style, label=label, markersize=4)
+        ax.set_xlabel("rounds T")
+        ax.set_ylabel("bound on the quantity")
+        ax.set_title(f"{algorithm}, K = {mine[0]['K']}, eta = {mine[0]['eta']:g}", fontsize=9)
+        ax.legend(fontsize=6)
+    (out / "pep").mkdir(parents=True, exist_ok=True)
+    return str(Path(save_figure(axes[0][0], out / "pep" / "certificates.png")).relative_to(out))
+
+
 def claims_figures(result: dict, out: Path) -> dict:
     """Draw one figure per paper of the claims' results into ``out/claims/figures``, and the partition their runs
     train on; ``result["figures"]`` then holds {paper: path relative to ``out``}, ``partition_figure`` the path."""
@@ -230,6 +257,8 @@ def build_report(out: str | Path, train: bool = True, n: int = 100, verify: bool
         rep["verification"] = verification_figures(rep["verification"], out)
     if rep["claims"] is not None:
         rep["claims"] = claims_figures(rep["claims"], out)
+    if rep.get("pep") and rep["pep"].get("certificates"):
+        rep["pep"] = {**rep["pep"], "certificate_figure": certificate_figure(rep["pep"]["certificates"], out)}
     rep["figures"] = figures(out, rep["training"], rep["sweeps"])
     prog.stage("writing the report")
     rep["experiments"] = with_formulas(rep["experiments"])

@@ -296,12 +296,30 @@ def _network_row(out: Path, plan, target, rounds: int, n: int, points: int, iter
             "measured": value, "ratio": bound / value if bound and value > 0 else None}
 
 
+#: the three-way comparison of the report (issue 27): for each main theorem's algorithm on the class its PEP covers
+#: (m = 2, W(0.5), sigma_g = 1, B = 2, L = 1, f(x0) - f* = 1), K and the step inside the theorem's conditions
+CERTIFICATE_CASES = (("dpsgd", {"K": 1, "eta": 0.1}), ("dfedadmm", {"K": 1, "eta": 0.01, "lam_pen": 0.01}),
+                     ("dfedcata-b", {"K": 1, "eta": 0.1, "lam_pen": 1.0, "beta": 0.3}),
+                     ("dfedsgpm", {"K": 2, "eta": 0.02, "alpha": 0.5}))
+CERTIFICATE_T = (3, 5, 10, 20, 50, 100)
+
+
+def certificates_section(T=CERTIFICATE_T) -> list[dict]:
+    """The paper's bound, the horizon-free certificate's bound (:func:`dfltheory.pep.certificate_table`) and the
+    fixed-T worst case (T <= 10) of each case of :data:`CERTIFICATE_CASES`: how much of a bound's looseness is the
+    proof's (paper / certificate) and how much the problem's (certificate / worst case). About 40 s."""
+    from dfltheory.pep import W_lambda, certificate_table
+
+    return [row for algorithm, kw in CERTIFICATE_CASES
+            for row in certificate_table((algorithm,), m=2, T=T, W=W_lambda(2, 0.5), sigma_g=1.0, B=2.0, **kw)]
+
+
 def pep_section() -> dict:
     """:func:`dfltheory.pep.pep_table`: the worst case of each algorithm's quantity (PEP) against its theorem's
-    bound at sigma_l = 0, one row per instance."""
+    bound at sigma_l = 0, one row per instance; and :func:`certificates_section`."""
     from dfltheory.pep import pep_table
 
-    return {"rows": pep_table()}
+    return {"rows": pep_table(), "certificates": certificates_section()}
 
 
 def claims_partition(m: int, seed: int = 0) -> dict:

@@ -80,7 +80,11 @@ PEP = {"rows": [
      "theorem": "dfedadmm.thm1", "bound": 54.16, "ratio": 28.18, "status": "holds", "seconds": 3.0},
     {"algorithm": "sgp", "instance": "m=3, K=1, T=5, directed P", "quantity": "avg", "worst_case": 1.374,
      "theorem": None, "bound": None, "ratio": None, "status": "no bound: outside the theorem (K >= 2)",
-     "seconds": 2.0}]}
+     "seconds": 2.0}],
+    "certificates": [{"algorithm": "dpsgd", "theorem": "dfedsam.thm4.1", "T": T, "K": 1, "eta": 0.1,
+                      "paper_bound": p, "certificate": c, "worst_case": w}
+                     for T, p, c, w in ((3, 14.439, 1.4813, 1.4471), (10, 7.576, 0.7918, 0.7599),
+                                        (100, 4.2, 0.1234, None))]}
 
 
 def _arm(label, mean):
@@ -300,6 +304,9 @@ def test_the_pep_and_claims_sections_show_every_row_and_the_claims_figure(built)
         trend = ("DFedSAM … DFedAvg: test accuracy (last round) against the spectral gap: mean per-seed Spearman rho "
                  "0.1234, p 0.8389")
         assert trend in text.replace("&amp;", "&")  # the trend of a topology claim
+    for text in (html, md):  # issue 27: paper's bound, certificate and worst case, with the two ratios
+        assert "Rates for every T" in text and "0.7918" in text and "×9.748" in text and "×1.042" in text
+    assert (out / rep["pep"]["certificate_figure"]).stat().st_size > 1000
     assert rep["claims"]["figures"] == {"dfedsam": "claims/figures/dfedsam-claims.png"}
     assert "claims/figures/dfedsam-claims.png" in page.images and (out / "claims/figures/dfedsam-claims.png").is_file()
 
