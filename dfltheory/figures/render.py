@@ -291,7 +291,9 @@ def _sweeps(sw: Mapping | None) -> dict | None:
 TOPOLOGY_COLUMNS = (("weights", "weights", False), ("lambda", "λ", True), ("spectral_gap", "1 − λ", False),
                     ("psi", "ψ", True), ("lambda_min", "λ_min", True), ("Phi", "Φ(λ, m, 1)", False),
                     ("doubly_stochastic", "doubly stochastic", False), ("q_measured", "q (measured)", True),
-                    ("delta", "δ", False))
+                    ("delta", "δ", False), ("beta_pi", "β_π (push-sum)", False), ("kappa_pi", "κ_π", False),
+                    ("beta_A", "β_A (row-stochastic)", False), ("kappa_A", "κ_A", False),
+                    ("n_eff_0.9", "n_eff(γ = 0.9)", False))
 
 
 def view(rep: Mapping) -> dict:

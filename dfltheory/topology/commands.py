@@ -23,12 +23,15 @@ from dfltheory.topology import checks
 from dfltheory.topology.core import KEYS, NAMES, REGISTRY, analyze, analyze_matrix
 from dfltheory.topology.weights import RULES
 
+# The compare table's columns (key, header, format); beta_pi|A and kappa_pi|A are the column-stochastic (push-sum)
+# metrics where they apply, else the row-stochastic ones (equal on a doubly stochastic W; docs/topology.md)
 TABLE = (("topology", "topology", "s"), ("weights", "weights", "s"), ("lambda", "lambda", ".6f"),
          ("lambda_mean", "lam_mean", ".6f"),
          ("spectral_gap", "gap", ".3e"), ("sigma_2", "sigma_2", ".6f"), ("lambda_2", "lambda_2", ".6f"),
          ("lambda_min", "lambda_min", ".6f"), ("symmetric", "sym", "b"), ("doubly_stochastic", "DS", "b"),
          ("Phi", "Phi(Q)", ".4g"), ("D", "D", "g"), ("B", "B", "g"), ("Delta", "Delta", "g"),
-         ("delta", "delta", ".4f"), ("q_measured", "q_meas", ".4f"), ("one_minus_q", "1-q_SGP", ".3e"))
+         ("delta", "delta", ".4f"), ("q_measured", "q_meas", ".4f"), ("one_minus_q", "1-q_SGP", ".3e"),
+         ("beta", "beta_pi|A", ".4f"), ("kappa", "kappa_pi|A", ".4g"), ("n_eff_0.9", "n_eff(0.9)", ".3g"))
 
 
 def integer(text: str) -> int:
@@ -107,12 +110,20 @@ def _run_matrix(args) -> dict:
     return analyze_matrix(args.matrix, Q=args.Q, horizon=args.horizon, d=args.d, K_u=args.K_u)
 
 
+def _generalized(r: dict, name: str):
+    """beta or kappa of the column-stochastic metrics (arXiv 2312.04928) if set, else of the row-stochastic ones."""
+    return r[f"{name}_pi"] if r[f"{name}_pi"] is not None else r[f"{name}_A"]
+
+
 def _print_one(r: dict) -> None:
     for key in KEYS:
         if key == "notes":
             continue
         value = r[key]
         text = _fmt(value, "s") if not isinstance(value, float) else _fmt(value, ".10g")
+        if key == "vacuous" and value and r["beta_pi"] is not None:
+            text += (f"  (finite instead: beta_pi = {r['beta_pi']:.6g}, generalized gap 1 - beta_pi = "
+                     f"{1 - r['beta_pi']:.4g}, kappa_pi = {r['kappa_pi']:.4g}; arXiv 2312.04928)")
         print(f"{key:28s} {text}")
     for key, note in r["notes"].items():
         print(f"note[{key}]: {note}")
@@ -122,7 +133,7 @@ def _print_table(rows: list[dict]) -> None:
     def cell(r, key, spec):
         if key == "one_minus_q" and r.get("vacuous") and r.get("q") == math.inf:
             return "void"  # n D^(-E) >= 1: the lemma gives no q at all
-        return _fmt(r[key], spec)
+        return _fmt(_generalized(r, key) if key in ("beta", "kappa") else r[key], spec)
 
     cells = [[head for _, head, _ in TABLE]] + [[cell(r, k, s) for k, _, s in TABLE] for r in rows]
     widths = [max(len(row[i]) for row in cells) for i in range(len(TABLE))]
@@ -171,7 +182,8 @@ def run(args) -> int:
 
 def register(subparsers) -> None:
     """Add the ``topology`` subcommand."""
-    p = subparsers.add_parser("topology", help="topology constants (lambda, psi, Phi, push-sum C, q, delta, ...)",
+    p = subparsers.add_parser("topology", help="topology constants (lambda, psi, Phi, push-sum C, q, delta, beta_pi, "
+                              "kappa_pi, n_eff, ...)",
                               description=__doc__.split("\n\n")[0] + " Topologies: " + ", ".join(NAMES) + ".")
     p.add_argument("names", nargs="*", metavar="NAME",
                    help="a topology (NAME or NAME:key=value,...), 'compare NAME...', or 'list'")

@@ -15,7 +15,7 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.sparse.csgraph import shortest_path
 
-from dfltheory.topology import checks, graphs, memory, pushsum, spectral
+from dfltheory.topology import beyond_gap, checks, graphs, memory, pushsum, spectral
 from dfltheory.topology.weights import SYMMETRIC_ONLY, check_rule, circulant_weight, mixing_matrix
 
 INF = float("inf")
@@ -277,7 +277,8 @@ KEYS = ("topology", "n", "weights", "seed", "params", "time_varying", "directed"
         "D", "a", "B", "B_disjoint", "Delta", "Delta_disjoint",
         "C", "q", "one_minus_q", "log10_one_minus_q", "log10_C", "vacuous",
         "q_pgp", "log10_one_minus_q_pgp", "C_pgp", "log10_C_pgp", "q_remark1", "log10_one_minus_q_remark1",
-        "q_no", "log10_one_minus_q_no", "C_no", "log10_delta_lower_bound", "delta", "q_measured", "C_measured", "notes")
+        "q_no", "log10_one_minus_q_no", "C_no", "log10_delta_lower_bound", "delta", "q_measured", "C_measured",
+        "beta_pi", "kappa_pi", "beta_A", "kappa_A", *(f"n_eff_{g}" for g in beyond_gap.GAMMAS), "notes")
 
 
 def _properties(W: sp.csr_array, spec: spectral.Spectrum, atol: float = 1e-9) -> dict:
@@ -378,6 +379,7 @@ def _analyze(topo: Topology, Q: int, horizon: int | None, d: float, K_u: int) ->
         notes["Phi"] = "lambda^Q, Phi (seed 001 eq. (6)) need a symmetric W (lambda(W^Q) = lambda^Q fails otherwise)"
 
     _push_sum_constants(topo, out, notes, rounds, horizon, d, K_u, large)
+    beyond_gap.constants(topo, out, notes, rounds)
     return out
 
 

@@ -18,6 +18,10 @@ naming the need, the limit and the largest n that fits. The coefficients are pea
 * push-sum constants (n <= DENSE_MAX_N): the T dense rounds and their boolean patterns, 11 T n^2 B, + 48 n^2 B
   for the product P(t-1)...P(0), with T = horizon for a time-varying topology and 1 otherwise, + 100 B per round
   of the horizon for the measured kernel e(t) (measured 70-80 B/round, any n);
+* the constants beyond the spectral gap (:mod:`beyond_gap`, n <= DENSE_MAX_N): 32 n^2 B for a Perron vector and
+  its weighted norm (measured 25), + 160 n^2 B for the Lyapunov solve of n_eff up to LYAPUNOV_MAX_N (measured 128)
+  or 48 n^2 B for the eigenvalues of a symmetric W above it (a circulant's n_eff: one FFT of its first row, one
+  gamma at a time, below the peak of its spectrum);
 * 1 kB per analysed round of a time-varying topology;
 * a matrix file (``stored``, checked from its header before it is read): 16 B per entry of a dense one (.npy,
   Matrix Market array; measured 9 B), 40 B per row + 40 B per stored entry of a Matrix Market coordinate one
@@ -34,6 +38,7 @@ from dfltheory.topology.checks import default_k
 
 FRACTION = 0.75  # of the memory available when the analysis starts
 DENSE_MAX_N = 2000  # = spectral.DENSE_MAX_N (not imported: this module must stay import-light and cycle-free)
+LYAPUNOV_MAX_N = 1000  # n_eff of a non-normal or time-varying W (beyond_gap): a dense Lyapunov solve, 4 s at n = 1000
 CACHE_ROUNDS = 128  # = core.CACHE_ROUNDS
 
 _P = {"erdos-renyi": 0.1, "code-er": 0.1}  # default edge probabilities of the generators (graphs.py)
@@ -122,6 +127,9 @@ def topology_bytes(name: str, n: int, params: dict | None = None, horizon: int |
             parts["the Lanczos spectrum"] = 256.0 * n + 32.0 * edges
         else:
             parts["dense eigenvalues"] = 48.0 * float(n) ** 2
+    if deg is None and n <= DENSE_MAX_N:
+        parts["beta, kappa and n_eff (Perron vector, weighted norm, Lyapunov solve or eigenvalues)"] = (
+            32.0 + (160.0 if n <= LYAPUNOV_MAX_N else 48.0)) * float(n) ** 2
     if n <= DENSE_MAX_N:
         parts[f"the push-sum constants over {rounds:,} dense round(s)"] = (11.0 * rounds + 48.0) * float(n) ** 2
         parts[f"the measured push-sum kernel over {horizon:,} rounds"] = 100.0 * horizon

@@ -23,7 +23,8 @@ from typing import Protocol
 WORKERS = min(2, os.cpu_count() or 1)
 #: The topologies of the papers' topology experiments (DFedSAM Table 2, DFedADMM Table 2, DFedCata §7).
 PAPER_TOPOLOGIES = ("ring", "grid", "exponential", "full", "random", "watts-strogatz")
-TOPOLOGY_KEYS = ("lambda", "spectral_gap", "psi", "lambda_min", "Phi", "doubly_stochastic", "q_measured", "delta")
+TOPOLOGY_KEYS = ("lambda", "spectral_gap", "psi", "lambda_min", "Phi", "doubly_stochastic", "q_measured", "delta",
+                 "beta_pi", "kappa_pi", "beta_A", "kappa_A", "n_eff_0.9")
 #: the stages of :func:`report_data`, in order
 STAGES = ("topology constants", "stated against derived rates", "the papers' settings against their conditions",
           "verification runs", "a digits network per paper", "DFedSAM training runs", "worst cases (PEP)",
