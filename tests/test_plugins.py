@@ -152,3 +152,20 @@ def test_a_plugin_that_is_not_there_is_named(capsys):
         assert code == 2 and f"--plugin {spec}: {says}" in err
     code, _, err = run_cli(capsys, ["bounds", "list", "--plugin"])
     assert code == 2 and "--plugin needs a value" in err
+
+
+def test_an_installed_package_is_loaded_from_its_entry_point(monkeypatch, capsys):
+    """The entry-point group 'dfltheory.papers': every command loads the plugins installed packages declare."""
+    import importlib.metadata
+
+    class EntryPoint:
+        name, value = "minisgd", EXAMPLE
+
+        def load(self):
+            return plugins.load(EXAMPLE)
+
+    monkeypatch.setattr(importlib.metadata, "entry_points", lambda group: [EntryPoint()] if group == plugins.GROUP
+                        else [])
+    with isolated():
+        code, out, _ = run_cli(capsys, ["bounds", "list"])
+        assert code == 0 and "minisgd.thm1" in out
