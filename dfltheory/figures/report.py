@@ -182,8 +182,8 @@ def certificate_figure(rows: list[dict], out: Path) -> str | None:
     fig, axes = plt.subplots(1, len(algorithms), figsize=(3.2 * len(algorithms), 3.0), squeeze=False)
     for ax, algorithm in zip(axes[0], algorithms):
         mine = [r for r in rows if r["algorithm"] == algorithm]
-        curves = (("paper_bound", f"paper ({mine[0]['theorem']})", "s--"), ("certificate", "certificate (every T)",
-                                                                            "o-"), ("worst_case", "worst case (PEP)", "^:"))
+        curves = (("paper_bound", f"paper ({mine[0]['theorem']})", "s--"),
+                  ("certificate", "certificate (every T)", "o-"), ("worst_case", "worst case (PEP)", "^:"))
         for key, label, style in curves:
             pts = [(r["T"], r[key]) for r in mine if r.get(key) is not None]
             if pts:
