@@ -2,6 +2,7 @@
 bit for bit (check, train, verify, pep); the example paper runs through every command; bad plugins are named."""
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -169,3 +170,17 @@ def test_an_installed_package_is_loaded_from_its_entry_point(monkeypatch, capsys
     with isolated():
         code, out, _ = run_cli(capsys, ["bounds", "list"])
         assert code == 0 and "minisgd.thm1" in out
+
+
+def test_a_spawned_worker_loads_the_plugins_its_parent_loaded(monkeypatch):
+    """train --nproc spawns its ranks: they load the plugins named in DFLTHEORY_PLUGINS (set by loading)."""
+    from dfltheory.bounds import PAPERS
+
+    with isolated():
+        plugins.load(EXAMPLE)
+        inherited = os.environ[plugins.ENV]
+    assert EXAMPLE in inherited.split(os.pathsep) and "minisgd" not in PAPERS
+    monkeypatch.setenv(plugins.ENV, inherited)
+    with isolated():
+        plugins.load_inherited()  # what a fresh rank does first (empirical.distributed.worker)
+        assert "minisgd" in PAPERS
