@@ -207,7 +207,8 @@ def _claims(claims: Mapping | None) -> dict | None:
             "small": small,
             "rounds": claims.get("rounds"), "m": claims.get("m"), "m_large": claims.get("m_large"),
             "wall": duration(claims.get("wall_seconds") or 0),
-            "figures": dict(claims.get("figures", {})),
+            "figures": dict(claims.get("figures", {})), "partition_figure": claims.get("partition_figure"),
+            "partition": claims.get("partition") or {},
             "counts": {k: n for k in CLAIM_STATUS if (n := sum(r["verdict"] == k for r in rows))}}
 
 

@@ -323,6 +323,10 @@ def test_claims_section_runs_every_paper_and_draws_its_figures(tmp_path):
     counts = result["partition"]["counts"]  # the partition the runs train on (issue 26 item 4)
     assert len(counts) == result["m"] and all(sum(row) > 0 for row in counts)
     assert (tmp_path / result["partition_figure"]).stat().st_size > 1000
+    from dfltheory.figures.render import _claims
+
+    shown = _claims(result)  # what the templates receive: the partition figure reaches the page
+    assert shown["partition_figure"] == result["partition_figure"] and "data seed 0" in shown["partition"]["title"]
 
 
 def test_green_only_for_informative_holds_and_the_informative_runs_come_first():
