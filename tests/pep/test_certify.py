@@ -15,7 +15,7 @@ from dfltheory.pep import W_lambda, worst_case
 from dfltheory.pep.certify import (COVERED, average_bound, certificate_table, certify, tune_eta,
                                    verify_certificate)
 from dfltheory.pep.problem import ALGORITHMS, PUSH_SUM
-from tests.pep.test_bad_inputs import refused
+from tests.pep.test_bad_inputs import names_option, refused
 
 SET = dict(sigma_g=1.0)
 TOL = 1e-5  # the solvers' accuracy, relative
@@ -247,13 +247,14 @@ def option_cases():
             args = [a for i, a in enumerate(args) if "--m" not in (a, args[i - 1])]
         for v in ["nan", "inf", "-inf", "1e300", "-1e300"]:
             value = [v, "0.5"] if nargs == 2 else [v]
-            cases.append(args + [option, *value] + mixing)
+            cases.append((option, args + [option, *value] + mixing))
     return cases
 
 
-@pytest.mark.parametrize("argv", option_cases(), ids=lambda a: " ".join(a[-4:]))
-def test_every_numeric_option_refuses_bad_values(capsys, argv):
-    refused(capsys, argv)
+@pytest.mark.parametrize("option, argv", option_cases(), ids=lambda a: a if isinstance(a, str) else " ".join(a[-4:]))
+def test_every_numeric_option_refuses_bad_values(capsys, option, argv):
+    err = refused(capsys, argv)
+    assert names_option(err, option), err  # the refusal names the option given the bad value
 
 
 def test_push_sum_on_a_directed_matrix_is_refused(capsys, tmp_path):
