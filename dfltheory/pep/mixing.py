@@ -156,7 +156,8 @@ class SpectralClass:
     def __post_init__(self):
         lo, hi = float(self.lo), float(self.hi)
         if not (np.isfinite(lo) and np.isfinite(hi)):
-            raise ValueError(f"the spectral range (--lambda-range LO HI, spectral=(lo, hi)) [{lo}, {hi}] must be finite")
+            raise ValueError(f"the spectral range (--lambda-range LO HI, spectral=(lo, hi)) [{lo}, {hi}] must be "
+                             "finite")
         if not (-1.0 <= lo <= hi < 1.0):
             raise ValueError(f"the spectral range (--lambda-range LO HI, spectral=(lo, hi)) [{lo}, {hi}] needs -1 <= "
                              "lo <= hi < 1 (hi = 1 allows a disconnected network, which never reaches consensus)")
