@@ -32,13 +32,13 @@ _LOADED: dict[str, object] = {}
 def _failure(spec: str, err: BaseException) -> ValueError:
     """One line: the plugin, where in it the error is (its own file and line), and the cause."""
     package = Path(__file__).resolve().parent
-    frames = [f for f in traceback.extract_tb(err.__traceback__)
-              if not f.filename.startswith("<") and package not in Path(f.filename).resolve().parents]
+    stack = traceback.extract_tb(err.__traceback__)
+    inside = [not f.filename.startswith("<") and package in Path(f.filename).resolve().parents for f in stack]
+    frames = [f for f, own in zip(stack, inside) if not own and not f.filename.startswith("<")]  # the plugin's
     line = getattr(err, "lineno", None) if isinstance(err, SyntaxError) else (frames[-1].lineno if frames else None)
     at = f" (line {line})" if line else ""
     message = " ".join(str(err).split()) or type(err).__name__
-    stack = traceback.extract_tb(err.__traceback__)
-    ours = bool(stack) and package in Path(stack[-1].filename).resolve().parents
+    ours = bool(stack) and inside[-1]
     if isinstance(err, ValueError) and ours:  # a registration refused it: the message names the problem and fix
         return ValueError(f"--plugin {spec}{at}: {message}")
     return ValueError(f"--plugin {spec}{at}: {type(err).__name__}: {message}; fix the plugin (docs/extending.md)")

@@ -198,15 +198,21 @@ def read_summary(run) -> dict:
     return summary
 
 
-def complete(run, rounds: int) -> bool:
-    """Whether the run directory ``run`` holds a finished run of ``rounds`` rounds whose files all read back: its
-    summary says completed at ``rounds`` (or diverged before), and its metrics match the summary and end there."""
+def finished(run, rounds: int) -> tuple[list[dict], dict] | None:
+    """(records, summary) of the run directory ``run`` where it holds a finished run of ``rounds`` rounds whose files
+    all read back: its summary says completed at ``rounds`` (or diverged before), and its metrics match the summary
+    and end there; else None."""
     try:
         summary = read_summary(run)
         records = read_records(Path(run) / "metrics.jsonl")
     except (ValueError, OSError):
-        return False
+        return None
     last = records[-1]["round"]
-    if summary["status"] == "completed":
-        return summary["rounds"] == rounds == last
-    return last == summary["rounds"] <= rounds
+    ok = (summary["rounds"] == rounds == last if summary["status"] == "completed" else
+          last == summary["rounds"] <= rounds)
+    return (records, summary) if ok else None
+
+
+def complete(run, rounds: int) -> bool:
+    """Whether :func:`finished` finds a finished run of ``rounds`` rounds in ``run``."""
+    return finished(run, rounds) is not None

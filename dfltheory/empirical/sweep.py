@@ -88,13 +88,15 @@ class RunCache:
     def get(self, cfg: Mapping) -> tuple[list[dict], str]:
         """(metrics rows, status) of a cached run (:meth:`fill` trains it); a run not complete for its horizon is
         a ValueError (it would compare a bound at T with fewer rounds)."""
-        from dfltheory.empirical.rundir import read_records, read_summary
+        from dfltheory.empirical.rundir import finished
 
         out = self.path(cfg)
-        if not self.done(cfg):
+        found = finished(out, cfg["rounds"])  # the files read once: checked and returned
+        if found is None:
             raise ValueError(f"the cached run {out} is not complete for its {cfg['rounds']} rounds; run the "
                              "sweep or verification again (it retrains the run)")
-        return read_records(out / "metrics.jsonl"), read_summary(out)["status"]
+        records, summary = found
+        return records, summary["status"]
 
 
 def _train(cfg: dict) -> None:
