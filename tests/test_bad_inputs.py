@@ -3,6 +3,7 @@ answer or an exhausted machine. Each case here was a traceback, a run that "dive
 
 import json
 import re
+from pathlib import Path
 
 import matplotlib
 
@@ -190,6 +191,14 @@ def test_more_processes_than_cpus_is_refused_before_any_process_starts(tmp_path,
                          command)
     assert f"{jobs} processes (--jobs)" in err and "or fewer" in err
     assert not list((tmp_path / "o").rglob("metrics.jsonl"))  # nothing trained
+
+
+@pytest.mark.parametrize("argv", [["claims", "dfedsam", "--quick"], ["verify", "dfedsam", "--quick"],
+                                  ["sweep", str(Path(__file__).parents[1] / "examples" / "sweep.toml")]])
+def test_no_process_is_refused_naming_jobs(tmp_path, capsys, argv):
+    """One check (empirical.sweep.check_workers) for every command that trains runs in processes."""
+    err = one_line_error(capsys, [*argv, "--out", str(tmp_path / "o"), "--jobs", "0"], argv[0])
+    assert "--jobs must be >= 1 (processes that train runs), got 0" in err
 
 
 @pytest.mark.parametrize("extra, match", [

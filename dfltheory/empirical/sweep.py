@@ -30,7 +30,7 @@ OWN_KEYS = ("out", "resume")
 def check_workers(workers) -> None:
     """``workers`` (processes that train runs, one CPU thread each): an integer from 1 to the CPU count."""
     if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
-        raise ValueError(f"workers must be a positive integer (processes that train runs), got {workers!r}")
+        raise ValueError(f"--jobs must be >= 1 (processes that train runs), got {workers!r}")
     cpus = os.cpu_count() or 1
     if workers > cpus:  # each process trains on one CPU thread: more processes than CPUs only wait for each other
         raise ValueError(f"{workers} processes (--jobs) for {cpus} CPU(s): each trains on one thread, so more than "

@@ -191,13 +191,13 @@ def register(subparsers) -> None:
 def _claims(args) -> int:
     from dfltheory.paths import output_dir
     from dfltheory.empirical.runner import check_device
+    from dfltheory.empirical.sweep import check_workers
     from dfltheory.verify.claims import run_claims, select
 
     papers = list(args.papers) or ["all"]
     select(papers)  # bad input fails before anything is created or run
     check_device(args.device)
-    if args.jobs < 1:
-        raise ValueError(f"--jobs must be >= 1 (processes that train runs), got {args.jobs}")
+    check_workers(args.jobs)
     out = output_dir(args.out)
 
     def progress(done, total, eta):

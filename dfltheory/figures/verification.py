@@ -251,6 +251,7 @@ def register(subparsers) -> None:
 def _verify(args) -> int:
     from dfltheory.paths import output_dir
     from dfltheory.empirical.runner import check_device
+    from dfltheory.empirical.sweep import check_workers
     from dfltheory.verify.holds import resolve_targets, verify
 
     targets = list(args.targets) + (["all"] if args.all else [])
@@ -267,8 +268,7 @@ def _verify(args) -> int:
             print(horizon_table(rows) + "\n\n" + constants_lines(tables))
         return 0
     check_device(args.device)
-    if args.jobs < 1:
-        raise ValueError(f"--jobs must be >= 1 (processes that train runs), got {args.jobs}")
+    check_workers(args.jobs)
     out = output_dir(args.out)
 
     def progress(stage, done, total, eta):
