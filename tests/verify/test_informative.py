@@ -18,7 +18,7 @@ from dfltheory.empirical.runner import build, run
 from dfltheory.verify import holds as H
 from dfltheory.verify import measures as M
 from dfltheory.verify.horizons import at, horizon
-from dfltheory.verify.plans import PLANS
+from dfltheory.verify.plans import PLANS, plans
 from dfltheory.verify.problems import PROBLEMS, theorem_constants
 from dfltheory.verify.trivial import TrivialLevel, certified_sup, level_at_start, numeric_sup
 
@@ -267,3 +267,22 @@ def test_a_damaged_cache_entry_or_checkpoint_is_trained_again(dfedsam_instance, 
     (key / "checkpoint.pt").write_bytes(b"cut while written")
     again, _ = H.replicated_terms(cfg, 2, "min", {}, 20, tmp_path, compile=False)
     np.testing.assert_array_equal(again, whole)
+
+
+@pytest.mark.parametrize("paper", ["dfedsgpsm", "dfedsam", "dfedcata", "dfedpgp", "dfedadmm"])
+def test_every_replica_starts_at_the_bounds_x0_in_float64(paper, tmp_path):
+    """Issue 33 item 2: the float64 replicated engine starts every copy at the x^0 whose f(x^0) - f* the bound
+    uses (the float64 default once drew other weights), the point whose f(x^0) the bound uses."""
+    plan = plans()[paper]
+    problem = PROBLEMS[plan.informative_problems[0] if plan.informative_problems else plan.problem]
+    target = next(t for t in plan.targets if t.main)
+    hp = {"rho": 0.01, "beta": 0.5, "lam_pen": 0.003, "alpha": 0.5, "eta_v": 0.01, "K_v": 2}
+    cfg = H.run_config(plan, problem, target, plan.topologies[0], hp, 1e-3, plan.K, 4, SIZE, 0)
+    f0, _, _, _, _ = H._start_point(cfg, theorem_constants(problem.load(SIZE.m), SIZE.batch_size, theorem=paper),
+                                    {}, (), paper)
+    engine, _ = H._replicated_engine(cfg, 3, False, tmp_path)
+    single, evaluator = build({**cfg, "out": None})
+    x = engine.state["x"]
+    assert x.dtype == torch.float64 and x.shape[0] == 3 * SIZE.m
+    assert torch.equal(x, single.state["x"][0].to(torch.float64).expand_as(x))
+    assert float(evaluator.objective(x[0].float())[0]) == f0
