@@ -9,8 +9,14 @@ models through the public functions (docs/extending.md):
 ``dfltheory --plugin FILE_OR_MODULE COMMAND ...`` (the option may also follow the command, and repeat) loads a plugin
 before the command line is parsed, so that its ids are valid choices everywhere; installed packages may instead
 declare an entry point in the group ``dfltheory.papers`` (loaded by every command). A plugin is loaded once per
-process; the paths loaded are kept in the environment variable ``DFLTHEORY_PLUGINS`` so that worker processes
-started by spawning (``train --nproc``) load them too (:func:`load_inherited`).
+process, whatever its spelling (a relative or absolute path, a symbolic link, its module name: the file it resolves
+to); the plugins loaded are kept in the environment variable ``DFLTHEORY_PLUGINS`` so that worker processes started
+by spawning (``train --nproc``) load them too (:func:`load_inherited`).
+
+The registries a plugin extends are :class:`Registry` mappings: a plugin adds entries, but an entry registered by
+dfltheory itself (a built-in algorithm, paper or theorem) cannot be replaced or removed (issue 32 item 5: a plugin that
+reassigned ``ALGORITHMS["dfedsam"]`` trained DFedAvg under DFedSAM's name). A plugin that exits (``sys.exit``) or
+raises at import is named with the line of its own file where that happened.
 
 A bottom-layer module: it imports no pillar itself (the plugin does), so that any layer may call it.
 """
@@ -20,43 +26,169 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import os
+import re
 import sys
 import traceback
 from pathlib import Path
 
 ENV = "DFLTHEORY_PLUGINS"
 GROUP = "dfltheory.papers"
-_LOADED: dict[str, object] = {}
+#: the plugins loaded: identity (the resolved file, or the module name) -> (how to load it again, the module)
+_LOADED: dict[str, tuple[str, object]] = {}
+_SEALED: list[Registry] = []  # the registries whose built-in entries are fixed
 
 
-def _failure(spec: str, err: BaseException) -> ValueError:
-    """One line: the plugin, where in it the error is (its own file and line), and the cause."""
+class Registry(dict):
+    """A registry (name -> entry) whose built-in entries, the ones present at :meth:`seal`, are fixed: setting one of
+    them to another object, deleting or popping it raises a ValueError that names the entry and the fix. Entries
+    added later (a plugin's) behave as in a dict. ``what`` names an entry in the errors ('algorithm')."""
+
+    def __init__(self, what: str, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.what = what
+        self.builtin: dict = {}
+
+    def seal(self) -> None:
+        """The entries present now are the built-in ones."""
+        self.builtin = dict(self)
+        if not any(r is self for r in _SEALED):
+            _SEALED.append(self)
+
+    def _refuse(self, key, verb: str):
+        raise ValueError(f"the built-in {self.what} {key!r} cannot be {verb} by a plugin; register yours under a new "
+                         "name")
+
+    def __setitem__(self, key, value):
+        if key in self.builtin and value is not self.builtin[key]:
+            self._refuse(key, "replaced")
+        super().__setitem__(key, value)
+
+    def __delitem__(self, key):
+        if key in self.builtin:
+            self._refuse(key, "removed")
+        super().__delitem__(key)
+
+    def pop(self, key, *default):
+        if key in self.builtin:
+            self._refuse(key, "removed")
+        return super().pop(key, *default)
+
+    def popitem(self):
+        if self and next(reversed(self)) in self.builtin:
+            self._refuse(next(reversed(self)), "removed")
+        return super().popitem()
+
+    def clear(self):
+        if self.builtin:
+            self._refuse(next(iter(self.builtin)), "removed")
+        super().clear()
+
+    def update(self, *args, **kwargs):
+        for key, value in dict(*args, **kwargs).items():
+            self[key] = value
+
+    def __ior__(self, other):
+        self.update(other)
+        return self
+
+    def setdefault(self, key, default=None):
+        if key not in self:
+            self[key] = default
+        return self[key]
+
+    def __reduce__(self):  # a copy or a pickle is a plain dict of the entries
+        return dict, (dict(self),)
+
+    def changed(self) -> list:
+        """The built-in entries that are no longer what was registered (changed behind the mapping's methods)."""
+        return [k for k, v in self.builtin.items() if dict.get(self, k, _MISSING) is not v]
+
+
+_MISSING = object()
+
+
+def _plugin_files(identity: str) -> tuple[Path, ...]:
+    """The files that are the plugin's own: its file, or every file of its package."""
+    path = Path(identity)
+    if not path.is_absolute():
+        return ()
+    return (path.parent,) if path.name == "__init__.py" else (path,)
+
+
+def _own(filename: str, files: tuple[Path, ...]) -> bool:
+    if filename.startswith("<"):
+        return False
+    resolved = Path(filename).resolve()
+    return any(resolved == f or f in resolved.parents for f in files)
+
+
+def _failure(spec: str, err: BaseException, identity: str = "") -> ValueError:
+    """One line: the plugin, where in it the error is (the last frame in the plugin's own file), and the cause."""
     package = Path(__file__).resolve().parent
     stack = traceback.extract_tb(err.__traceback__)
-    inside = [not f.filename.startswith("<") and package in Path(f.filename).resolve().parents for f in stack]
-    frames = [f for f, own in zip(stack, inside) if not own and not f.filename.startswith("<")]  # the plugin's
-    line = getattr(err, "lineno", None) if isinstance(err, SyntaxError) else (frames[-1].lineno if frames else None)
+    files = _plugin_files(identity)
+    own = [f for f in stack if _own(f.filename, files)] if files else \
+        [f for f in stack if not f.filename.startswith("<") and not _own(f.filename, (package,))]
+    if isinstance(err, SyntaxError) and err.lineno and (not files or _own(err.filename or "", files)):
+        line = err.lineno
+    else:
+        line = own[-1].lineno if own else None
     at = f" (line {line})" if line else ""
+    if isinstance(err, SystemExit):
+        return ValueError(f"--plugin {spec}{at}: the plugin exits when imported (sys.exit({err.code!r})); a plugin "
+                          "only registers what it declares: remove the exit (docs/extending.md)")
     message = " ".join(str(err).split()) or type(err).__name__
-    ours = bool(stack) and inside[-1]
+    ours = bool(stack) and _own(stack[-1].filename, (package,))
     if isinstance(err, ValueError) and ours:  # a registration refused it: the message names the problem and fix
         return ValueError(f"--plugin {spec}{at}: {message}")
     return ValueError(f"--plugin {spec}{at}: {type(err).__name__}: {message}; fix the plugin (docs/extending.md)")
+
+
+def _identity(spec: str) -> tuple[str, str]:
+    """(the plugin's identity: its resolved file, or its module name where it has no file; how to load it again)."""
+    path = Path(spec)
+    if spec.endswith(".py") or path.is_file():
+        if not path.is_file():
+            raise ValueError(f"--plugin {spec}: no such file; give the path of a .py file or a module name")
+        resolved = str(path.resolve())
+        return resolved, resolved
+    try:
+        found = importlib.util.find_spec(spec)
+    except (ImportError, ValueError):
+        found = None
+    origin = getattr(found, "origin", None)
+    if origin and Path(origin).is_file():
+        return str(Path(origin).resolve()), spec
+    return spec, spec
+
+
+def _tampered(spec: str, identity: str) -> ValueError | None:
+    """A built-in registration that the plugin changed behind the registries' methods (``dict.__setitem__``)."""
+    for registry in list(_SEALED):
+        for key in registry.changed():
+            line = None
+            for file in _plugin_files(identity):
+                if file.is_file():
+                    lines = file.read_text(errors="replace").splitlines()
+                    pattern = re.compile(r"""['"]""" + re.escape(str(key)) + r"""['"]""")
+                    line = next((n for n, text in enumerate(lines, 1) if pattern.search(text)), None)
+            at = f" (line {line})" if line else ""
+            return ValueError(f"--plugin {spec}{at}: the plugin changed the built-in {registry.what} {key!r}; a "
+                              "plugin registers new names and cannot replace a built-in one")
+    return None
 
 
 def load(spec: str) -> object:
     """Import the plugin ``spec`` (a path to a ``.py`` file, or an importable module name) once; its import
     registers what it declares. Any failure is a ValueError naming the plugin, the line and the cause."""
     spec = str(spec)
-    if spec in _LOADED:
-        return _LOADED[spec]
-    path = Path(spec)
+    identity, again = _identity(spec)
+    if identity in _LOADED:
+        return _LOADED[identity][1]
     try:
-        if spec.endswith(".py") or path.is_file():
-            if not path.is_file():
-                raise ValueError(f"--plugin {spec}: no such file; give the path of a .py file or a module name")
-            name = f"dfltheory_plugin_{path.stem}_{len(_LOADED)}"
-            module_spec = importlib.util.spec_from_file_location(name, path)
+        if Path(again).is_file():  # given as a path: imported from the file it resolves to
+            name = f"dfltheory_plugin_{Path(again).stem}_{len(_LOADED)}"
+            module_spec = importlib.util.spec_from_file_location(name, again)
             module = importlib.util.module_from_spec(module_spec)
             sys.modules[name] = module
             module_spec.loader.exec_module(module)
@@ -66,15 +198,18 @@ def load(spec: str) -> object:
         if err.name and spec.split(".")[0] == err.name.split(".")[0]:
             raise ValueError(f"--plugin {spec}: no such file or module; give the path of a .py file or an "
                              "importable module name") from None
-        raise _failure(spec, err) from None
+        raise _failure(spec, err, identity) from None
     except ValueError as err:
         if str(err).startswith(f"--plugin {spec}"):
             raise
-        raise _failure(spec, err) from None
-    except Exception as err:  # noqa: BLE001  anything a user's file raises on import is its error
-        raise _failure(spec, err) from None
-    _LOADED[spec] = module
-    os.environ[ENV] = os.pathsep.join(_LOADED)
+        raise _failure(spec, err, identity) from None
+    except (Exception, SystemExit) as err:  # noqa: BLE001  anything a user's file raises on import is its error
+        raise _failure(spec, err, identity) from None
+    tampered = _tampered(spec, identity)
+    if tampered is not None:
+        raise tampered
+    _LOADED[identity] = (again, module)
+    os.environ[ENV] = os.pathsep.join(again for again, _ in _LOADED.values())
     return module
 
 
@@ -83,11 +218,18 @@ def load_entry_points() -> None:
     from importlib.metadata import entry_points
 
     for ep in entry_points(group=GROUP):
-        if ep.value not in _LOADED:
+        module = ep.value.split(":")[0].strip()
+        identity, again = _identity(module)
+        if identity not in _LOADED:
+            where = f"{ep.value} (entry point {ep.name!r} of {GROUP})"
             try:
-                _LOADED[ep.value] = ep.load()
-            except Exception as err:  # noqa: BLE001
-                raise _failure(f"{ep.value} (entry point {ep.name!r} of {GROUP})", err) from None
+                loaded = ep.load()
+            except (Exception, SystemExit) as err:  # noqa: BLE001
+                raise _failure(where, err, identity) from None
+            tampered = _tampered(where, identity)
+            if tampered is not None:
+                raise tampered
+            _LOADED.setdefault(identity, (again, loaded))
 
 
 def load_inherited() -> None:

@@ -135,6 +135,24 @@ def test_the_example_paper_through_every_command(capsys, tmp_path):
      "register_claims('dfedsam', [], base={'decay': 1.0}, rounds=10)\n", "paper 'dfedsam' already has claims"),
     ("raise RuntimeError('my own bug')\n", r"\(line 1\): RuntimeError: my own bug; fix the plugin"),
     ("x = (\n", "SyntaxError"),
+    # issue 32 item 5: a plugin that exits at import exited 0 doing nothing
+    ("import sys\n\nsys.exit(0)\n", r"\(line 3\): the plugin exits when imported \(sys.exit\(0\)\); .* remove the exit"),
+    ("raise SystemExit('bye')\n", r"\(line 1\): the plugin exits when imported \(sys.exit\('bye'\)\)"),
+    # issue 32 item 5: reassigning a built-in registration trained DFedAvg under DFedSAM's name
+    ("from dfltheory.empirical.algorithms import ALGORITHMS, dfedavg\n\nALGORITHMS['dfedsam'] = dfedavg\n",
+     r"\(line 3\): the built-in algorithm 'dfedsam' cannot be replaced by a plugin; register yours under a new name"),
+    ("from dfltheory.empirical.algorithms import ALGORITHMS\nALGORITHMS.pop('dfedsam')\n",
+     r"\(line 2\): the built-in algorithm 'dfedsam' cannot be removed"),
+    ("from dfltheory.empirical.algorithms import ALGORITHMS, dfedavg\nx = 1\ndict.__setitem__(ALGORITHMS, 'dfedsam', dfedavg)\n",
+     r"\(line 3\): the plugin changed the built-in algorithm 'dfedsam'"),
+    ("from dfltheory.bounds import PAPERS\nPAPERS.update({'dfedcata': 'mine'})\n",
+     r"\(line 2\): the built-in paper 'dfedcata' cannot be replaced"),
+    ("from dfltheory.bounds import catalog, get\nfrom dataclasses import replace\nt = get('dfedsam.thm4.1')\n"
+     "catalog()['dfedsam.thm4.1'] = replace(t, title='mine')\n", r"\(line 4\): the built-in theorem 'dfedsam.thm4.1'"),
+    # issue 32 item 5: the error named importlib's or numpy's line, not the plugin's
+    ("import importlib\n\nimportlib.import_module('no_such_helper_module_here')\n",
+     r"\(line 3\): ModuleNotFoundError: No module named 'no_such_helper_module_here'"),
+    ("import numpy as np\n\n\nnp.linalg.inv(np.zeros((2, 3)))\n", r"\(line 4\): LinAlgError: "),
 ])
 def test_a_bad_plugin_is_one_line_naming_the_file_and_the_problem(tmp_path, capsys, source, says):
     import re
@@ -145,6 +163,44 @@ def test_a_bad_plugin_is_one_line_naming_the_file_and_the_problem(tmp_path, caps
         code, _, err = run_cli(capsys, ["--plugin", str(path), "bounds", "list"])
     assert code == 2 and len(err.strip().splitlines()) == 1 and "Traceback" not in err
     assert err.startswith(f"dfltheory: error: --plugin {path}") and re.search(says, err), err
+
+
+def test_a_refused_plugin_leaves_the_built_in_registrations_as_they_were(tmp_path, capsys):
+    from dfltheory.bounds import PAPERS, get
+    from dfltheory.empirical import algorithms as A
+
+    path = tmp_path / "evil.py"
+    path.write_text("from dfltheory.empirical.algorithms import ALGORITHMS, dfedavg\nALGORITHMS['mine'] = dfedavg\n"
+                    "ALGORITHMS['dfedsam'] = dfedavg\n")
+    with isolated():
+        assert run_cli(capsys, ["--plugin", str(path), "bounds", "list"])[0] == 2
+        assert A.ALGORITHMS["dfedsam"] is A.dfedsam and A.make("dfedsam").name == "dfedsam"
+    assert "mine" not in A.ALGORITHMS and PAPERS["dfedsam"] and get("dfedsam.thm4.1").paper == "dfedsam"
+
+
+def test_one_plugin_under_several_spellings_is_loaded_once(tmp_path, monkeypatch, capsys):
+    """Issue 32 item 5: a relative and an absolute path, a symbolic link and the module name are one plugin (its
+    second import registered its algorithm again: 'already registered')."""
+    import sys
+
+    package = tmp_path / "mods"
+    package.mkdir()
+    (package / "once_plugin.py").write_text(
+        "from dataclasses import replace\nfrom dfltheory.empirical.algorithms import dfedavg, register_algorithm\n"
+        "register_algorithm('once', lambda hp: replace(dfedavg(hp), name='once'))\n")
+    (tmp_path / "link.py").symlink_to(package / "once_plugin.py")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.syspath_prepend(str(package))
+    spellings = ["mods/once_plugin.py", str(package / "once_plugin.py"), "link.py", "./mods/../mods/once_plugin.py",
+                 "once_plugin"]
+    for order in (spellings, spellings[::-1]):
+        sys.modules.pop("once_plugin", None)
+        with isolated():
+            argv = [a for spec in order for a in ("--plugin", spec)]
+            code, out, err = run_cli(capsys, [*argv, "bounds", "list"])
+            assert code == 0, err
+            assert len(os.environ[plugins.ENV].split(os.pathsep)) == 1
+    sys.modules.pop("once_plugin", None)
 
 
 def test_a_plugin_that_is_not_there_is_named(capsys):

@@ -13,6 +13,7 @@ import re
 from collections.abc import Iterable
 
 from dfltheory.bounds.theorem import Theorem
+from dfltheory.plugins import Registry
 
 #: the built-in papers: id -> title; each has a module ``dfltheory.bounds.<id>``
 BUILTIN = {
@@ -23,16 +24,16 @@ BUILTIN = {
     "dfedadmm": "seed 004: DFedADMM and DFedADMM-SAM (primal-dual)",
 }
 #: every registered paper: id -> title (the built-in ones first, then the plugins' in the order loaded)
-PAPERS: dict[str, str] = dict(BUILTIN)
+PAPERS: dict[str, str] = Registry("paper", BUILTIN)
 #: paper id -> its experimental settings (:class:`dfltheory.bounds.settings.ExperimentSetting`)
-EXPERIMENTS: dict[str, tuple] = {}
+EXPERIMENTS: dict[str, tuple] = Registry("paper's experimental settings")
 #: the forms of the heterogeneity assumption on sigma_g (card §4 of each paper)
 SIGMA_G_FORMS = {"mean": "(1/m) sum_i ||grad f_i(x) - grad f(x)||^2 <= sigma_g^2 for every x",
                  "client": "||grad f_i(x) - grad f(x)||^2 <= sigma_g^2 for every client i and x",
                  "personal": "the client form on the shared block u, for every (u, V) (DFedPGP)"}
 #: paper id -> the form of sigma_g its theorems assume (None: the paper has no sigma_g, or does not say)
-SIGMA_G_FORM: dict[str, str | None] = {}
-_THEOREMS: dict[str, Theorem] = {}
+SIGMA_G_FORM: dict[str, str | None] = Registry("paper's sigma_g form")
+_THEOREMS: dict[str, Theorem] = Registry("theorem")
 _LOADED: list[bool] = []  # the built-in papers are registered (once)
 PAPER_ID = re.compile(r"^[a-z][a-z0-9_-]*$")
 
@@ -45,6 +46,8 @@ def _load_builtins() -> None:
         module = importlib.import_module(f"dfltheory.bounds.{paper}")
         register_paper(paper, title, module.THEOREMS, experiments=getattr(module, "EXPERIMENTS", ()),
                        sigma_g_form=getattr(module, "SIGMA_G_FORM", None), origin=module.__name__)
+    for registry in (PAPERS, EXPERIMENTS, SIGMA_G_FORM, _THEOREMS):
+        registry.seal()  # a plugin adds papers and theorems; it cannot replace or remove a built-in one
 
 
 def register_paper(paper: str, title: str, theorems: Iterable[Theorem], *, experiments: Iterable = (),

@@ -32,6 +32,7 @@ import torch
 
 from dfltheory.empirical import communication as C
 from dfltheory.empirical import rules as R
+from dfltheory.plugins import Registry
 
 
 @dataclass
@@ -266,8 +267,8 @@ def sgp(hp):
     return Algorithm("sgp", R.sgd(*_extras(hp)), C.push_sum(), K=1, stochastic="column")
 
 
-#: every registered algorithm: name -> factory(hp) -> Algorithm (the built-in ones, then the plugins')
-ALGORITHMS: dict[str, Callable[[dict], Algorithm]] = {}
+#: every registered algorithm: name -> factory(hp) -> Algorithm (the built-in ones, fixed, then the plugins')
+ALGORITHMS: dict[str, Callable[[dict], Algorithm]] = Registry("algorithm")
 ALGORITHM_NAME = re.compile(r"^[a-z][a-z0-9_-]*$")
 
 
@@ -342,3 +343,4 @@ for _name, _factory in {
     "dfedpgp-pull": dfedpgp_pull,
 }.items():
     register_algorithm(_name, _factory, origin=__name__)
+ALGORITHMS.seal()  # a plugin adds algorithms; it cannot replace or remove a built-in one

@@ -34,10 +34,12 @@ def isolated():
         yield
     finally:
         for registry, before in saved:
-            registry.clear()
             if isinstance(registry, list):
+                registry.clear()
                 registry.extend(before)
-            else:
+            else:  # the added entries removed (a Registry refuses to clear its built-in ones)
+                for key in [k for k in registry if k not in before]:
+                    del registry[key]
                 registry.update(before)
         if env is None:
             os.environ.pop(plugins.ENV, None)
