@@ -17,7 +17,7 @@ from dfltheory import __version__
 
 PILLARS = ("dfltheory.topology.commands", "dfltheory.bounds.commands", "dfltheory.empirical.commands",
            "dfltheory.figures.commands", "dfltheory.figures.verification", "dfltheory.figures.claims",
-           "dfltheory.verify.commands", "dfltheory.pep.commands")
+           "dfltheory.verify.commands", "dfltheory.pep.commands", "dfltheory.empirical.data_commands")
 
 
 def build_parser() -> argparse.ArgumentParser:

