@@ -15,6 +15,11 @@ A run directory (``dfltheory train --out DIR``) holds four files:
     part of the run ends and removed when a resumed run starts (it then describes a file that is being rewritten).
 
 TensorBoard event files (``events.out.tfevents.*``, :mod:`dfltheory.empirical.tensorboard`): extra, not validated.
+``.lock`` (:func:`lock`): held by the process that writes the directory, with its pid, so that a second writer is
+refused rather than interleaving its rounds with the first's.
+
+Every file is written whole or not at all (a temporary file, then ``os.replace``): a full disk or a kill leaves the
+previous version, so the directory stays resumable; :func:`disk_full` turns the OSError into one line that says so.
 
 Every reader here refuses what it cannot trust with a ValueError naming the file, where it breaks and the fix:
 a resumed run continues only from a checkpoint whose digest, identity and metrics prefix match; a finished run is
@@ -23,6 +28,9 @@ read only if its metrics match its summary (:func:`read_records`, :func:`complet
 
 from __future__ import annotations
 
+import contextlib
+import errno
+import fcntl
 import hashlib
 import json
 import os
@@ -35,11 +43,83 @@ DIGEST, METRICS = "digest", "metrics"
 STATUSES = ("completed", "diverged")
 
 
+LOCK = ".lock"
+_HELD: dict[Path, list] = {}  # run directory -> [open lock file, depth]: this process's locks (re-entered, not re-taken)
+
+
+@contextlib.contextmanager
+def lock(out, what: str = "--out"):
+    """Hold ``out/.lock`` (``fcntl.flock``, with this process's pid in it) while the block runs: a second process
+    that writes ``out`` is refused with a ValueError naming the holder's pid. The kernel releases the lock when its
+    process ends, however it ends, so a lock file left by a dead process is taken over. Re-entrant in one process."""
+    out = Path(out).resolve()
+    held = _HELD.get(out)
+    if held is not None:
+        held[1] += 1
+        try:
+            yield
+        finally:
+            held[1] -= 1
+        return
+    fh = open(out / LOCK, "a+")
+    try:
+        fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        fh.seek(0)
+        pid = fh.read().strip() or "?"
+        fh.close()
+        raise ValueError(f"{what} {out} is being written by another process (pid {pid}, a train, sweep or verify "
+                         f"run); wait for it to end (or stop it: kill {pid}), or choose another {what}") from None
+    fh.seek(0)
+    fh.truncate()
+    fh.write(f"{os.getpid()}\n")
+    fh.flush()
+    _HELD[out] = [fh, 1]
+    try:
+        yield
+    finally:
+        del _HELD[out]
+        fh.close()  # releases the lock; the file stays (removing it would race a process taking it)
+
+
+#: what ``torch.save`` raises (a RuntimeError without an errno) where its zip writer cannot write: a full disk
+TORCH_WRITE_FAILED = ("file write failed", "unexpected pos")
+
+
+def disk_full(path, err: BaseException, fix: str) -> ValueError | None:
+    """The one-line error for a write to ``path`` that failed for lack of space (OSError ENOSPC or EDQUOT, or
+    ``torch.save``'s RuntimeError of a failed write, which hides the errno), naming ``fix``; None for another
+    error."""
+    if isinstance(err, OSError) and err.errno in (errno.ENOSPC, errno.EDQUOT):
+        why = "no space left on the device"
+    elif isinstance(err, RuntimeError) and any(m in str(err) for m in TORCH_WRITE_FAILED):
+        why = "torch could not write the file (file write failed: the device is full)"
+    else:
+        return None
+    return ValueError(f"{why} to write {path}; the files there are whole (each is written to a temporary file, then "
+                      f"renamed): free some space, then {fix}")
+
+
+def _replace(tmp: Path, path: Path, write) -> None:
+    try:
+        write(tmp)
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+
+
 def atomic_save(obj, path: Path) -> None:
-    """``torch.save`` to a temporary file, then renamed: a kill never leaves a half-written ``path``."""
-    tmp = path.with_suffix(path.suffix + ".tmp")
-    torch.save(obj, tmp)
-    os.replace(tmp, path)
+    """``torch.save`` to a temporary file, then renamed: a kill or a full disk never leaves a half-written ``path``."""
+    path = Path(path)
+    _replace(path.with_suffix(path.suffix + ".tmp"), path, lambda tmp: torch.save(obj, tmp))
+
+
+def atomic_write(data: str | bytes, path: Path) -> None:
+    """Write ``data`` to ``path`` through a temporary file and ``os.replace``: whole or the previous version."""
+    path = Path(path)
+    raw = data.encode() if isinstance(data, str) else data
+    _replace(path.with_suffix(path.suffix + ".tmp"), path, lambda tmp: tmp.write_bytes(raw))
 
 
 def _feed(h, obj) -> None:
@@ -129,13 +209,21 @@ class MetricsLog:
             lines = data[:size].count(b"\n") if isinstance(size, int) else "?"
             raise ValueError(f"{label}: {path} does not hold the {lines} metric lines the checkpoint was written after "
                              f"(lines missing or changed); {fix}")
-        path.write_bytes(data[:size])
+        if len(data) > size:
+            atomic_write(data[:size], path)
         return cls(path, data[:size])
 
     def append(self, record: dict) -> None:
+        """Append one record; where the write fails (a full disk) the file is cut back to the records before it."""
         line = (json.dumps(record) + "\n").encode()
-        with self.path.open("ab") as f:
-            f.write(line)
+        try:
+            with self.path.open("ab") as f:
+                f.write(line)
+                f.flush()
+        except OSError:
+            with contextlib.suppress(OSError):
+                os.truncate(self.path, self.size)
+            raise
         self.hash.update(line)
         self.size += len(line)
 

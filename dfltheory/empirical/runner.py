@@ -400,27 +400,64 @@ def _clean(rec: dict) -> dict:
     return {k: (None if isinstance(v, float) and not math.isfinite(v) else v) for k, v in rec.items()}
 
 
+def _where(err: BaseException) -> str:
+    """Where in the code ``err`` was raised, for a one-line error: the innermost frame outside torch and the standard
+    library (a plugin's file, else this package's), as 'Class.method (file, line N)'."""
+    import traceback
+
+    skip = tuple(str(Path(m.__file__).resolve().parent) for m in (torch, json))  # torch, the standard library
+    frames = [(f, n) for f, n in traceback.walk_tb(err.__traceback__)
+              if not str(Path(f.f_code.co_filename).resolve()).startswith(skip)]
+    if not frames:
+        return "torch"
+    frame, line = frames[-1]
+    owner = frame.f_locals.get("self")
+    name = f"{type(owner).__name__}.{frame.f_code.co_name}" if owner is not None else frame.f_code.co_name
+    return f"{name} ({frame.f_code.co_filename}, line {line})"
+
+
+def _failure(err: Exception, engine: Engine, out: Path, saved: int | None, fix: str) -> ValueError:
+    """The one-line error of a run stopped by ``err``: a full disk (the directory stays resumable), or an exception of
+    the algorithm's code (a rule of a plugin, most often) named by algorithm, round and place; ``saved``: the round
+    of the run's last checkpoint (None: none yet)."""
+    full = rundir.disk_full(getattr(err, "filename", None) or out, err, fix)
+    if full is not None:
+        return full
+    at = f"its checkpoint at round {saved}" if saved is not None else "round 0"
+    message = " ".join(str(err).split())[:300] or "(no message)"
+    return ValueError(f"algorithm {engine.algo.name} failed in round {engine.t + 1} in {_where(err)}: "
+                      f"{type(err).__name__}: {message}; fix it (a plugin's rule: docs/extending.md), then "
+                      f"{fix} (it restarts from {at})")
+
+
 def train(engine: Engine, evaluator: Evaluator, out, rounds: int, *, config: dict | None = None, eval_every: int = 1,
-          checkpoint_every: int = 10, resume: bool = False, progress: bool = True, local_eval: bool = True) -> dict:
+          checkpoint_every: int = 10, resume: bool = False, progress: bool = True, local_eval: bool = True,
+          again: str | None = None) -> dict:
     """Train ``engine`` up to round ``rounds`` in run directory ``out``; returns the summary dict. TensorBoard event
     files go next to metrics.jsonl unless ``config['tensorboard']`` is False (:mod:`dfltheory.empirical.tensorboard`).
-    """
+    The directory is locked for the run (:func:`dfltheory.empirical.rundir.lock`: a second writer is refused). A run
+    stopped by a full disk or by an exception of the algorithm is a one-line ValueError ending in ``again`` (default:
+    continue it with ``--resume``, which also restarts a run stopped before its first checkpoint)."""
     from dfltheory.paths import output_dir
 
     if rounds < 0 or eval_every < 1 or checkpoint_every < 1:
         raise ValueError("rounds must be >= 0 and eval_every, checkpoint_every >= 1")
     out = output_dir(out, "--out")
+    with rundir.lock(out):
+        return _train(engine, evaluator, out, rounds, config, eval_every, checkpoint_every, resume, progress,
+                      local_eval, again or f"continue the run: dfltheory train ... --out {out} --resume")
+
+
+def _train(engine, evaluator, out: Path, rounds, config, eval_every, checkpoint_every, resume, progress, local_eval,
+           again: str) -> dict:
     ckpt, mfile, cfile = out / "checkpoint.pt", out / "metrics.jsonl", out / "config.json"
     config = json.loads(json.dumps(config or {}, default=str))  # as it will read back from config.json
     wall_before, log = 0.0, rundir.MetricsLog(mfile)
+    if resume and not ckpt.exists() and not cfile.exists():
+        raise ValueError(f"--resume: no run in {out} to continue; start it without --resume")
     if resume:
-        if not ckpt.exists():
-            raise ValueError(f"--resume: no checkpoint in {out}; start the run without --resume")
-        again = f"delete {out} and start again"
-        if not cfile.exists():
-            raise ValueError(f"--resume: {out} has no config.json; restore it (the options the run was started "
-                             f"with), or {again}")
-        saved = rundir.read_json(cfile, f"restore it from the options the run was started with, or {again}")
+        again_fresh = f"delete {out} and start again"
+        saved = rundir.read_json(cfile, f"restore it from the options the run was started with, or {again_fresh}")
         if "seed" in saved and "data_seed" in config:  # written before data_seed/data_params existed
             saved = {"data_seed": saved["seed"], "data_params": {}, **saved}
         saved_run, this_run = _as_run(saved), _as_run(config)
@@ -434,99 +471,129 @@ def train(engine: Engine, evaluator: Evaluator, out, rounds: int, *, config: dic
                   f"{config['threads']}; sums then differ at about 1e-8, so the result is not bit-identical to an "
                   f"uninterrupted run (pass --threads {saved['threads']} for that)", file=sys.stderr)
             config["threads"] = saved["threads"]  # config.json keeps the count the run started with
+    if resume and not ckpt.exists():  # stopped before its first checkpoint (a full disk, a kill): start it over
+        if engine.t != 0:
+            raise ValueError(f"--resume: {out} has no checkpoint to continue from; give an engine at round 0")
+        print(f"dfltheory train: {out} stopped before its first checkpoint; starting it again from round 0",
+              file=sys.stderr)
+        mfile.unlink(missing_ok=True)
+        (out / "summary.json").unlink(missing_ok=True)
+        resume = False
+    elif resume:
         sd = _load_checkpoint(engine, ckpt, out)
         wall_before = sd.get("wall_seconds", 0.0)
         if rounds < engine.t:
             raise ValueError(f"--resume: the checkpoint is at round {engine.t}, past --rounds {rounds}; "
                              f"give --rounds {engine.t} or more")
-        log = rundir.MetricsLog.resume(mfile, sd.get(rundir.METRICS), "--resume", again)
+        log = rundir.MetricsLog.resume(mfile, sd.get(rundir.METRICS), "--resume", f"delete {out} and start again")
         (out / "summary.json").unlink(missing_ok=True)  # it describes the metrics being rewritten
     elif ckpt.exists() or mfile.exists():
         raise ValueError(f"{out} already holds a run; pass --resume to continue it or choose another --out")
-    cfile.write_text(json.dumps({**config, "rounds": rounds}, indent=2, default=str) + "\n")
+    try:
+        rundir.atomic_write(json.dumps({**config, "rounds": rounds}, indent=2, default=str) + "\n", cfile)
+    except OSError as err:
+        raise rundir.disk_full(cfile, err, again) or err from None
     events = None  # TensorBoard event files next to metrics.jsonl; a resume writes them afresh from the kept records
-    if config.get("tensorboard", True):
-        from dfltheory.empirical.tensorboard import EventLog
+    bar, saved = None, (engine.t if resume else None)
+    try:
+        if config.get("tensorboard", True):
+            from dfltheory.empirical.tensorboard import EventLog
 
-        events = EventLog(out, {**config, "rounds": rounds}, rundir.read_records(mfile) if resume else ())
+            events = EventLog(out, {**config, "rounds": rounds}, rundir.read_records(mfile) if resume else ())
 
-    def record() -> dict:
-        rec = _clean(measure(engine, evaluator, local=local_eval))
-        log.append(rec)
-        if events is not None:
-            events.add(rec)
-        return rec
+        def record() -> dict:
+            rec = _clean(measure(engine, evaluator, local=local_eval))
+            log.append(rec)
+            if events is not None:
+                events.add(rec)
+            return rec
 
-    start = time.perf_counter()
+        start = time.perf_counter()
 
-    def wall() -> float:
-        return wall_before + time.perf_counter() - start
+        def wall() -> float:
+            return wall_before + time.perf_counter() - start
 
-    last = record() if not resume else rundir.read_records(mfile)[-1]
-    status = "completed"
-    bar = None
-    if progress:
-        from tqdm import tqdm
+        last = record() if not resume else rundir.read_records(mfile)[-1]
+        status = "completed"
+        if progress:
+            from tqdm import tqdm
 
-        bar = tqdm(total=rounds, initial=engine.t, desc=engine.algo.name, unit="round", leave=False)
-    while engine.t < rounds:
-        engine.round()
-        finite = bool(torch.isfinite(engine.state["x"]).all())
-        if not finite or engine.t % eval_every == 0 or engine.t == rounds:
-            last = record()
+            bar = tqdm(total=rounds, initial=engine.t, desc=engine.algo.name, unit="round", leave=False)
+        while engine.t < rounds:
+            try:
+                engine.round()
+            except Exception as err:  # noqa: BLE001  the algorithm's code, a plugin's rule included (a ValueError too)
+                raise _failure(err, engine, out, saved, again) from None
+            finite = bool(torch.isfinite(engine.state["x"]).all())
+            if not finite or engine.t % eval_every == 0 or engine.t == rounds:
+                last = record()
+                if bar is not None:
+                    bar.set_postfix(loss=last["train_loss"], refresh=False)
+                finite = finite and last["finite"]
             if bar is not None:
-                bar.set_postfix(loss=last["train_loss"], refresh=False)
-            finite = finite and last["finite"]
+                bar.update(1)
+            if not finite:
+                status = "diverged"
+                print(f"dfltheory train: diverged at round {engine.t} (non-finite model or loss); stopped. "
+                      f"Metrics up to it are in {mfile}; lower the learning rate or check the mixing weights.",
+                      file=sys.stderr)
+                break
+            if engine.t % checkpoint_every == 0 or engine.t == rounds:
+                rundir.save_checkpoint({**engine.state_dict(), "wall_seconds": wall(), rundir.METRICS: log.mark()},
+                                       ckpt)
+                saved = engine.t
+        part = time.perf_counter() - start
+        summary = {"status": status, "rounds": engine.t, "wall_seconds": wall_before + part,
+                   "wall_seconds_this_part": part, "last": last, rundir.METRICS: log.mark()}
+        rundir.atomic_write(json.dumps(summary, indent=2) + "\n", out / "summary.json")
+    except ValueError:
+        raise
+    except Exception as err:  # noqa: BLE001  a full disk, or the algorithm's own code: one line that says what next
+        raise _failure(err, engine, out, saved, again) from None
+    finally:
         if bar is not None:
-            bar.update(1)
-        if not finite:
-            status = "diverged"
-            print(f"dfltheory train: diverged at round {engine.t} (non-finite model or loss); stopped. "
-                  f"Metrics up to it are in {mfile}; lower the learning rate or check the mixing weights.",
-                  file=sys.stderr)
-            break
-        if engine.t % checkpoint_every == 0 or engine.t == rounds:
-            rundir.save_checkpoint({**engine.state_dict(), "wall_seconds": wall(), rundir.METRICS: log.mark()}, ckpt)
-    if bar is not None:
-        bar.close()
-    if events is not None:
-        events.close()
-    part = time.perf_counter() - start
-    summary = {"status": status, "rounds": engine.t, "wall_seconds": wall_before + part,
-               "wall_seconds_this_part": part, "last": last, rundir.METRICS: log.mark()}
-    (out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
+            bar.close()
+        if events is not None:
+            try:
+                events.close()
+            except Exception:  # noqa: BLE001  extra files: their failure (a full disk) must not hide the first error
+                pass
     return summary
 
 
-def run(cfg: dict, resume: bool = False, wrap=None) -> dict:
+def run(cfg: dict, resume: bool = False, wrap=None, again: str | None = None) -> dict:
     """Build from ``cfg`` and train into ``cfg['out']`` (``cfg['threads']``: torch CPU threads; the count used is
-    stored in config.json). Prints :func:`admm_step_warning` to stderr where it applies. ``wrap(engine)`` replaces the
-    engine before training (rank 0 of a distributed run: :mod:`dfltheory.empirical.distributed`)."""
+    stored in config.json), the directory locked from before the data are loaded (:func:`dfltheory.empirical.rundir.
+    lock`). Prints :func:`admm_step_warning` to stderr where it applies. ``wrap(engine)`` replaces the engine before
+    training (rank 0 of a distributed run: :mod:`dfltheory.empirical.distributed`); ``again``: what a stopped run's
+    error advises (:func:`train`)."""
     from dfltheory.paths import output_dir
 
     cfg = with_recipe(cfg)
     check_options(cfg)
     new = not Path(cfg["out"]).exists()
     out = output_dir(cfg["out"], "--out")  # before the data are loaded
-    if cfg.get("threads"):
-        torch.set_num_threads(cfg["threads"])
-    cfg = {**cfg, "threads": torch.get_num_threads(), "data_seed": data_seed(cfg),
-           "data_params": dict(cfg.get("data_params") or {})}  # stored resolved in config.json
-    try:
-        engine, evaluator = build(cfg, initial=not resume)
-        if wrap is not None:
-            engine = wrap(engine)
-    except BaseException:
-        if new and not any(out.iterdir()):
-            out.rmdir()  # leave no empty run directory behind a run that never started
-        raise
-    cfg = {**cfg, "K": engine.algo.K or cfg.get("K") or ALGO_DEFAULTS["K"]}  # config.json records the K that ran
-    note = admm_step_warning(engine.algo, cfg.get("lr", 0.1), cfg.get("lr_decay", 1.0), int(engine.local_steps.max()),
-                             cfg["rounds"])
-    if note and note not in _WARNED:  # once per process: a sweep of many runs (claims, verify) says it once
-        _WARNED.add(note)
-        print(f"dfltheory train: warning: {note}", file=sys.stderr)
-    keep = {k: v for k, v in cfg.items() if k not in ("out", "resume", "func", "command")}
-    return train(engine, evaluator, cfg["out"], cfg["rounds"], config=keep, eval_every=cfg.get("eval_every", 1),
-                 checkpoint_every=cfg.get("checkpoint_every", 10), resume=resume,
-                 progress=cfg.get("progress", True), local_eval=cfg.get("local_eval", True))
+    with rundir.lock(out):
+        if cfg.get("threads"):
+            torch.set_num_threads(cfg["threads"])
+        cfg = {**cfg, "threads": torch.get_num_threads(), "data_seed": data_seed(cfg),
+               "data_params": dict(cfg.get("data_params") or {})}  # stored resolved in config.json
+        try:
+            engine, evaluator = build(cfg, initial=not (resume and (out / "checkpoint.pt").exists()))
+            if wrap is not None:
+                engine = wrap(engine)
+        except BaseException:
+            if new and all(p.name == rundir.LOCK for p in out.iterdir()):
+                (out / rundir.LOCK).unlink(missing_ok=True)
+                out.rmdir()  # leave no empty run directory behind a run that never started
+            raise
+        cfg = {**cfg, "K": engine.algo.K or cfg.get("K") or ALGO_DEFAULTS["K"]}  # config.json records the K that ran
+        note = admm_step_warning(engine.algo, cfg.get("lr", 0.1), cfg.get("lr_decay", 1.0),
+                                 int(engine.local_steps.max()), cfg["rounds"])
+        if note and note not in _WARNED:  # once per process: a sweep of many runs (claims, verify) says it once
+            _WARNED.add(note)
+            print(f"dfltheory train: warning: {note}", file=sys.stderr)
+        keep = {k: v for k, v in cfg.items() if k not in ("out", "resume", "func", "command")}
+        return train(engine, evaluator, cfg["out"], cfg["rounds"], config=keep, eval_every=cfg.get("eval_every", 1),
+                     checkpoint_every=cfg.get("checkpoint_every", 10), resume=resume,
+                     progress=cfg.get("progress", True), local_eval=cfg.get("local_eval", True), again=again)
