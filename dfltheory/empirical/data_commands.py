@@ -16,7 +16,10 @@ def _dir(args):
 def _fetch(args) -> int:
     for name in args.names:
         start = time.perf_counter()
-        root = fetch.ensure_dataset(name, _dir(args), download=True, timeout=args.timeout)
+        try:
+            root = fetch.ensure_dataset(name, _dir(args), download=True, timeout=args.timeout)
+        except fetch.DownloadError as err:  # the command line's one-line error
+            raise ValueError(str(err)) from None
         print(f"{name}: {fetch.raw_dir(name, root)} ({time.perf_counter() - start:.1f} s)")
     return 0
 

