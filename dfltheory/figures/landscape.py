@@ -4,6 +4,7 @@ line for a 1-D slice, filled contours for a 2-D one, from :func:`dfltheory.verif
 from __future__ import annotations
 
 from collections.abc import Mapping
+from pathlib import Path
 
 import numpy as np
 
@@ -36,3 +37,20 @@ def plot_landscape(result: Mapping, ax=None, levels: int = 20, label: str | None
     where = f" on {result['dataset']}" if "dataset" in result else ""
     ax.set_title(f"{name}{where}: filter-normalised loss slice at x_bar (Li et al. 2018)", fontsize="small")
     return ax
+
+
+def plot_run_landscape(run, out, dims: int = 2, points: int = 21, span: float = 1.0, per_client: int = 128,
+                       seed: int = 0, bias: str = "zero", sharpness: bool = False) -> tuple[Path, dict | None]:
+    """``dfltheory plot landscape RUN``: the run's slice at x_bar drawn and saved to ``out``; with ``sharpness``
+    also :func:`~dfltheory.verify.landscape.run_sharpness` (lambda_max, on the same evaluation batch), written in
+    the figure's corner and returned."""
+    from dfltheory.figures.axes import save_figure
+    from dfltheory.verify.landscape import run_landscape, run_sharpness
+
+    ax = plot_landscape(run_landscape(run, dims=dims, points=points, span=span, per_client=per_client, seed=seed,
+                                      bias=bias))
+    top = run_sharpness(run, per_client=per_client, seed=seed) if sharpness else None
+    if top is not None:
+        ax.figure.text(0.01, 0.005, f"lambda_max(Hessian of f at x_bar) = {top['lambda_max']:.4g} "
+                       f"(Lanczos, residual {top['residual']:.2g}, batch {top['batch']})", fontsize=6, va="bottom")
+    return save_figure(ax, out), top

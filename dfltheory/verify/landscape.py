@@ -37,6 +37,7 @@ from torch.func import grad, jvp, vmap
 
 Loss = Callable[[torch.Tensor], torch.Tensor]
 BIAS = ("zero", "copy")
+MAX_POINTS = 201  # per axis: a plane of 201 x 201 is 40,401 losses on the evaluation batch
 
 
 # -------------------------------------------------------------------------------------------------------- Hessian
@@ -120,8 +121,8 @@ def loss_slice(f: Loss, x: torch.Tensor, directions: Sequence[torch.Tensor], spa
     points at a time."""
     if len(directions) not in (1, 2):
         raise ValueError(f"give one direction (a 1-D slice) or two (a 2-D slice), got {len(directions)}")
-    if int(points) != points or points < 2:
-        raise ValueError(f"points must be an integer >= 2 (grid points per axis), got {points!r}")
+    if int(points) != points or not 2 <= points <= MAX_POINTS:
+        raise ValueError(f"points must be an integer from 2 to {MAX_POINTS} (grid points per axis), got {points!r}")
     if not (math.isfinite(span) and span > 0):
         raise ValueError(f"span must be a finite number > 0 (the grid covers [-span, span]), got {span!r}")
     coords = torch.linspace(-span, span, int(points), dtype=x.dtype, device=x.device)
@@ -236,6 +237,7 @@ def compare_sharpness(base: dict, out, seeds: Sequence[int] = (0, 1, 2), arms: S
     a, b = sharp[arms[0]], sharp[arms[1]]
     test_p, test_w, test_perm = paired(a, b), welch(a, b), permutation_test(a, b)
     agrees = test_p["difference"] > 0 and test_perm["p_one_sided"] < ALPHA and test_p["p"] / 2 < ALPHA
-    return {"claim": f"{arms[0]} sharper than {arms[1]} (lambda_max of the Hessian of f at x_bar)", "seeds": list(seeds),
+    return {"claim": f"{arms[0]} sharper than {arms[1]} (lambda_max of the Hessian of f at x_bar)",
+            "seeds": list(seeds),
             "runs": values, "lambda_max": sharp, "paired": test_p, "welch": test_w, "permutation": test_perm,
             "agrees": bool(agrees)}
