@@ -68,6 +68,7 @@ from __future__ import annotations
 
 import math
 import time
+from fractions import Fraction
 from dataclasses import asdict, dataclass, field
 
 import numpy as np
@@ -100,8 +101,16 @@ MAX_ALTERNATIONS = 6
 FLOOR_SLACK = 1e-6
 #: the horizon at which a theorem is read when a step is tuned for a certificate's floor (T -> infinity)
 THEOREM_HORIZON = 10 ** 4
-#: largest relative excess of the verifying PEP over the certificate's e accepted (else the certificate is refused)
+#: largest excess of the verifying PEP over the certificate's e accepted, relative to |e| (else the rung's answer is
+#: refused and the next rung of LADDER tried); TOL_CHECK_FLOOR a L Delta is the floor of that scale (e = 0 at
+#: sigma_g = 0)
 TOL_CHECK = 1e-4
+TOL_CHECK_FLOOR = 1e-8
+#: the retry ladder of the certificate SDP: (solver, cvxpy options, equilibrated data); each rung's answer must pass
+#: the verifying PEP (TOL_CHECK) before the exact check, else the next rung is tried
+LADDER = (("CLARABEL", {}, False), ("CLARABEL", {"static_regularization_constant": 1e-6}, False),
+          ("CLARABEL", {}, True), ("CLARABEL", {"static_regularization_constant": 1e-5}, True),
+          ("SCS", {"eps_abs": 1e-9, "eps_rel": 1e-9, "max_iters": 200000}, True))
 
 
 @dataclass(frozen=True)
@@ -329,52 +338,66 @@ def _matrices(problem, pieces):
                 P=[(jk, mat(e)) for jk, e in pieces["P"]], R=[(jk, mat(e)) for jk, e in pieces["R"]])
 
 
-def _sdp(datas, nA, nC, L, Delta, metric, horizon, solver):
-    """The certificate SDP over the one-round data of every mixing matrix (module docstring); returns
-    (a, P, R, tau, e, status). An average metric is optimised for the bound of :func:`average_bound`: its LP's
-    dual weights fix the normalization, and the SDP and the LP alternate until the bound stops improving."""
+def _sdp(datas, nA, nC, L, Delta, metric, horizon, rung):
+    """The certificate SDP over the one-round data of every mixing matrix (module docstring), solved by one ``rung``
+    of :data:`LADDER`; returns (a, P, R, tau, e, status, multipliers), multipliers per mixing (lambda, [Lambda]) for
+    :func:`dfltheory.pep.exact.exact_certificate`. An average metric is optimised for the bound of
+    :func:`average_bound`: its LP's dual weights fix the normalization, and the SDP and the LP alternate until the
+    bound stops improving (a failed alternation step ends the alternation at the last certificate, recorded in
+    ``status``)."""
     import cvxpy as cp
 
     a, tau, e = cp.Variable(nonneg=True), cp.Variable(nonneg=True), cp.Variable()
     P = cp.Variable((nA, nA), PSD=True) if nA else None
     R = cp.Variable((nC, nC), PSD=True) if nC else None
     cons = [sum((cp.trace(M) for M in (P, R) if M is not None), start=0) <= QUAD_CAP * a * L]
+    handles = []
     for d in datas:
-        cons += _dual_constraints(d, a, tau, e, P, R)
+        more, handle = _dual_constraints(d, a, tau, e, P, R, rung[2])
+        cons += more
+        handles.append(handle)
 
     def values(status):  # a, tau >= 0 and P, R PSD exactly (the solver's tiny violations removed before the check)
-        return max(float(a.value), 0.0), _psd(P), _psd(R), max(float(tau.value), 0.0), float(e.value), status
+        mult = [(lam.value * unscale, [L.value for L in Lams]) for lam, unscale, Lams in handles]
+        return (max(float(a.value), 0.0), _psd(P), _psd(R), max(float(tau.value), 0.0), float(e.value), status,
+                mult)
 
     if horizon is None:  # the floor: tau = 1, e minimal; then the smallest a at that e (the best bound for large T)
-        first = values(_solve_sdp(cp.Problem(cp.Minimize(e), cons + [tau == 1]), solver))
+        first = values(_solve_sdp(cp.Problem(cp.Minimize(e), cons + [tau == 1]), rung))
         try:
             return values(_solve_sdp(cp.Problem(cp.Minimize(a), cons + [tau == 1, e <= first[4] + FLOOR_SLACK * max(
-                1.0, abs(first[4]))]), solver))
-        except PEPSolveError:  # the second stage only sharpens the bounds at finite T
-            return first
+                1.0, abs(first[4]))]), rung))
+        except PEPSolveError as err:  # the second stage only sharpens the bounds at finite T
+            return first[:5] + (f"{first[5]} (the smallest a at that e failed: {err.cause})",) + first[6:]
     head = a / (2 * L)
     if horizon == 1:
-        return values(_solve_sdp(cp.Problem(cp.Minimize(a * Delta), cons + [head == 1]), solver))
+        return values(_solve_sdp(cp.Problem(cp.Minimize(a * Delta), cons + [head == 1]), rung))
     # the sharper final step, its denominator divided by T - 1 fixed to 1 (tau ~ 1 whatever T: well scaled)
     sharp = cp.Problem(cp.Minimize(a * Delta / (horizon - 1) + e), cons + [tau + head / (horizon - 1) == 1])
-    current = values(_solve_sdp(sharp, solver))
+    current = values(_solve_sdp(sharp, rung))
     if metric == "min" or horizon > ALTERNATION_HORIZON:
         return current
-    y = cp.Parameter(horizon + 1, nonneg=True)  # T x the LP's weights of its constraints t = 0..T-1 and plain sum
+    y = cp.Parameter(horizon + 1, nonneg=True)  # the LP's weights of its constraints t = 0..T-1 and the plain sum
     later = cp.sum(y) - cp.cumsum(y)[:horizon]  # sum_{t > s} y_t
     weights = np.append(np.arange(horizon), horizon)
     problem = cp.Problem(cp.Minimize(a * Delta * cp.sum(y) + e * (weights @ y)),
                          cons + [head * y[:horizon] + tau * later >= 1])
     best = None
-    for _ in range(MAX_ALTERNATIONS):  # the LP's weights at the current certificate (at a = 1), then the best for them
+    for step in range(MAX_ALTERNATIONS):  # the LP's weights at the current certificate (a = 1), then the best for them
         scale = current[0] or 1.0
         bound, duals = average_bound(current[0] / scale, current[3] / scale, current[4] / scale, L, Delta, horizon,
                                      duals=True)
         if best is not None and not bound < best[0] * (1 - 1e-6):
             break
         best = (bound, current)
-        y.value = horizon * np.maximum(duals, 0.0)
-        current = values(_solve_sdp(problem, solver))
+        duals = np.maximum(duals, 0.0)
+        y.value = duals / max(float(duals.max()), 1e-300)  # weights of largest 1: well scaled whatever T
+        try:
+            current = values(_solve_sdp(problem, rung))
+        except PEPSolveError as err:
+            c = best[1]
+            return c[:5] + (f"{c[5]} (alternation {step + 1} failed, the certificate before it kept: {err.cause})",
+                            c[6])
     return best[1]
 
 
@@ -388,31 +411,53 @@ def _psd(M) -> list:
     return V.tolist()
 
 
-def _dual_constraints(d, a, tau, e, P, R):
+def _dual_constraints(d, a, tau, e, P, R, scaled=False):
     """The one-round inequality's certificate for one mixing's data ``d`` (:func:`_matrices`): multipliers >= 0 of
-    the inequalities, PSD ones of the LMIs and a PSD residual S, matching its left side minus e term by term."""
+    the inequalities, PSD ones of the LMIs and a PSD residual S, matching its left side minus e term by term.
+    ``scaled``: the same identity equilibrated (the Gram matrix under the congruence D G D, D = 1/sqrt of each leaf's
+    largest coefficient; each constraint divided by its largest coefficient; each function value's row by its
+    largest): an equivalent SDP that a solver may find easier. Returns (constraints, (lambda, its unscaling, [the
+    Lambdas])); the true multipliers are lambda.value * unscaling."""
     import cvxpy as cp
 
     n = d["a"][1].shape[0]
+    pieces = [G for (_, G, _), _ in d["cons"]] + [G for _, (_, G, _) in d["P"] + d["R"]] + [d["a"][1], d["tau"][1]]
+    pieces += [G for lmi in d["lmis"] for row in lmi for (_, G, _) in row]
+    if scaled:
+        big = np.max(np.abs(np.stack(pieces)), axis=(0, 2))
+        D = np.where(big > 0, 1 / np.sqrt(np.where(big > 0, big, 1.0)), 1.0)
+    else:
+        D = np.ones(n)
+
+    def cong(G):
+        return D[:, None] * G * D[None, :]
+
+    norms = np.array([max(np.abs(F).max(initial=0.0), np.abs(cong(G)).max(initial=0.0), abs(c)) or 1.0
+                      for (F, G, c), _ in d["cons"]]) if scaled else np.ones(len(d["cons"]))
     lam = cp.Variable(len(d["cons"]))
     ineq = [k for k, (_, eq) in enumerate(d["cons"]) if not eq]
     cons = [lam[ineq] >= 0] if ineq else []
-    AF = np.stack([F for (F, _, _), _ in d["cons"]], axis=1)
-    AG = np.stack([G.ravel() for (_, G, _), _ in d["cons"]], axis=1)
-    b = np.array([c for (_, _, c), _ in d["cons"]])
-    dual_F, dual_G, dual_c = AF @ lam, cp.reshape(AG @ lam, (n, n), order="C"), b @ lam
-    for lmi in d["lmis"]:
-        Lam = cp.Variable((len(lmi), len(lmi)), PSD=True)
-        for p, row in enumerate(lmi):
-            for q, (F, G, c) in enumerate(row):
-                dual_F, dual_G, dual_c = dual_F - Lam[p, q] * F, dual_G - Lam[p, q] * G, dual_c - Lam[p, q] * c
+    AF = np.stack([F for (F, _, _), _ in d["cons"]], axis=1) / norms
+    AG = np.stack([cong(G).ravel() for (_, G, _), _ in d["cons"]], axis=1) / norms
+    b = np.array([c for (_, _, c), _ in d["cons"]]) / norms
     terms = [(a, d["a"]), (tau, d["tau"])]
     terms += [(P[j, k], piece) for (j, k), piece in d["P"]] + [(R[j, k], piece) for (j, k), piece in d["R"]]
-    obj_F = sum((v * F for v, (F, _, _) in terms), start=0)
-    obj_G = sum((v * G for v, (_, G, _) in terms), start=0)
+    rows = np.max(np.abs(np.concatenate([AF] + [F[:, None] for _, (F, _, _) in terms], axis=1)), axis=1)
+    rows = 1 / np.where(rows > 0, rows, 1.0) if scaled else np.ones(len(rows))
+    dual_F, dual_G, dual_c = (rows[:, None] * AF) @ lam, cp.reshape(AG @ lam, (n, n), order="C"), b @ lam
+    Lams = []
+    for lmi in d["lmis"]:
+        Lam = cp.Variable((len(lmi), len(lmi)), PSD=True)
+        Lams.append(Lam)
+        for p, row in enumerate(lmi):
+            for q, (F, G, c) in enumerate(row):
+                dual_F, dual_G, dual_c = (dual_F - Lam[p, q] * (rows * F), dual_G - Lam[p, q] * cong(G),
+                                          dual_c - Lam[p, q] * c)
+    obj_F = sum((v * (rows * F) for v, (F, _, _) in terms), start=0)
+    obj_G = sum((v * cong(G) for v, (_, G, _) in terms), start=0)
     obj_c = sum((v * c for v, (_, _, c) in terms), start=0)
     S = cp.Variable((n, n), PSD=True)
-    return cons + [obj_F == dual_F, obj_c - e == dual_c, S == dual_G - obj_G]
+    return cons + [obj_F == dual_F, obj_c - e == dual_c, S == dual_G - obj_G], (lam, 1 / norms, Lams)
 
 
 def average_bound(a, tau, e, L, Delta, T, duals=False):
@@ -444,21 +489,31 @@ def average_bound(a, tau, e, L, Delta, T, duals=False):
     return (-res.fun, -res.ineqlin.marginals) if duals else -res.fun
 
 
-def _solve_sdp(problem, solver):
-    """Solve the certificate SDP; PEPSolveError (one line) unless the status is accepted."""
+def _solve_sdp(problem, rung):
+    """Solve the certificate SDP with one rung (solver, options, scaled) of :data:`LADDER`; the status, or
+    PEPSolveError (one line) for any exception of the solver (a Rust panic of Clarabel included) or a status not
+    accepted."""
     import warnings
 
+    solver, options, _ = rung
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", UserWarning)
-            problem.solve(solver=solver)
-    except Exception as err:  # cvxpy's SolverError and friends
-        raise PEPSolveError(f"the certificate SDP failed in {solver} ({' '.join(str(err).split())}); try "
-                            "solver='SCS' or a smaller eta L") from err
+            problem.solve(solver=solver, **options)
+    except (KeyboardInterrupt, SystemExit):
+        raise
+    except BaseException as err:  # cvxpy's SolverError, Clarabel's PanicException (a BaseException), ...
+        raise PEPSolveError(f"{_rung_text(rung)} stopped with an error ({type(err).__name__}: "
+                            f"{' '.join(str(err).split())[:200]})") from None
     if problem.status not in ACCEPTED_STATUSES:
-        raise PEPSolveError(f"the certificate SDP ended with status {problem.status!r} in {solver}: no certificate "
-                            "of this potential family (e.g. a step too large for any descent); try a smaller eta L")
+        raise PEPSolveError(f"{_rung_text(rung)} ended with status {problem.status!r}")
     return problem.status
+
+
+def _rung_text(rung) -> str:
+    solver, options, scaled = rung
+    return solver + "".join(f", {k} = {v:g}" for k, v in options.items() if k != "max_iters") + (
+        ", equilibrated" if scaled else "")
 
 
 def _setting(algorithm, m, K, eta, L, Delta, W, lam, spectral, time_varying, sigma_g, B, rho, Q, lam_pen, beta, alpha,
@@ -527,25 +582,27 @@ def _mixings(setting):
 
 def _check_value(setting, mixings, a, P, R, tau, solver):
     """The independent primal PEP: the largest left side of the one-round inequality at (a, P, R, tau) over every
-    mixing (PEPit's SDP, its dual checked by ``problem._solve``); (value, status, seconds)."""
+    mixing (PEPit's SDP, its dual checked by ``problem._solve``); (value, status, seconds, accuracy), accuracy =
+    |duality gap| + proof error of that solve (how far its value may be from the truth)."""
     from dfltheory.pep.problem import _solve
 
-    start, values, statuses = time.perf_counter(), [], []
+    start, values, statuses, accuracy = time.perf_counter(), [], [], []
     for mixing in mixings:
         problem, _ = _one_round(setting, mixing, (a, P, R, tau))
         r = _solve(problem, solver, Size(0, 0, 0, 0.0), {}, ACCEPTED_STATUSES)
         values.append(r.value)
         statuses.append(r.status)
+        accuracy.append(abs(r.diagnostics["duality_gap"]) + r.diagnostics["proof_error"])
     worst = max(range(len(values)), key=values.__getitem__)
-    return values[worst], statuses[worst], time.perf_counter() - start
+    return values[worst], statuses[worst], time.perf_counter() - start, accuracy[worst]
 
 
 def verify_certificate(cert: Certificate, solver: str = "CLARABEL") -> dict:
     """Re-check ``cert`` by the independent primal PEP (module docstring): the largest left side of its one-round
     inequality, its e, and ``residual`` = value - e (<= 0 up to the solvers' accuracy for a valid certificate)."""
     s = cert.settings
-    value, status, seconds = _check_value(s, _mixings(s), cert.a, cert.P, cert.R, cert.tau, solver)
-    return dict(value=value, e=cert.e, residual=value - cert.e, status=status, seconds=seconds)
+    value, status, seconds, accuracy = _check_value(s, _mixings(s), cert.a, cert.P, cert.R, cert.tau, solver)
+    return dict(value=value, e=cert.e, residual=value - cert.e, status=status, seconds=seconds, accuracy=accuracy)
 
 
 def certify(algorithm: str, m: int, K: int, eta: float, L: float = 1.0, Delta: float = 1.0, *, W=None,
@@ -567,23 +624,79 @@ def certify(algorithm: str, m: int, K: int, eta: float, L: float = 1.0, Delta: f
     start = time.perf_counter()
     datas = [_matrices(*_one_round(setting, mixing)) for mixing in mixings]
     family, agent, common = POTENTIALS[model]
-    a, P, R, tau, e, status = _sdp(datas, len(agent), len(common), L, Delta, METRICS[algorithm], T, solver)
-    if a > 0:  # homogeneous: reported (and checked, at a well-scaled size) with a = 1
-        P, R, tau, e, a = (np.asarray(P) / a).tolist(), (np.asarray(R) / a).tolist(), tau / a, e / a, 1.0
+    ladder = LADDER if solver.upper() == "CLARABEL" else ((solver, {}, False), (solver, {}, True))
+    failures, candidates = [], []
+    for rung in ladder:
+        try:
+            cert = _attempt(setting, mixings, datas, family, agent, common, T, rung, solver, start)
+        except PEPSolveError as err:
+            failures.append(f"{_rung_text(rung)}: {err.cause}")
+            continue
+        candidates.append(cert)
+        if cert.check["proved"] and cert.check["weakening"] <= TOL_CHECK:
+            break
+        # not proved, or proved only with a weakening above TOL_CHECK: a later rung may do better
+        failures.append(f"{_rung_text(rung)}: {cert.check['exact_check']}")
+    found = min(candidates, key=lambda c: (not c.check["proved"], c.floor if T is None else c.bound(T)), default=None)
+    if found is None:
+        cause = _diagnosis(setting, mixings)
+        raise PEPSolveError(f"no certificate of {name} ({family}) at {_where(setting, T)}: "
+                            + (f"{cause}; " if cause else "") + "every rung of the retry ladder failed: "
+                            + "; ".join(failures), cause or "; ".join(failures))
+    return Certificate(**{**found.__dict__, "check": dict(found.check, ladder=failures)})
+
+
+def _where(setting, T) -> str:
+    return f"eta = {setting['eta']:g}, " + (f"T = {T}" if T is not None else "the floor (T -> inf)")
+
+
+def _attempt(setting, mixings, datas, family, agent, common, T, rung, solver, start) -> Certificate:
+    """One rung of the ladder: the SDP, the verifying primal PEP (relative tolerance :data:`TOL_CHECK`) and the
+    exact rational check (:mod:`dfltheory.pep.exact`); PEPSolveError where the SDP or the verifying PEP fails."""
+    from dfltheory.pep.exact import exact_certificate
+
+    L, Delta, algorithm = setting["L"], setting["Delta"], setting["algorithm"]
+    a0, P0, R0, tau0, e0, status, mult = _sdp(datas, len(agent), len(common), L, Delta, METRICS[algorithm], T, rung)
+    if not a0 > 0:
+        raise PEPSolveError(f"{_rung_text(rung)} gave a = 0 (no potential)")
+    # homogeneous: reported (and checked, at a well-scaled size) with a = 1
+    P, R, tau, e, a = (np.asarray(P0) / a0).tolist(), (np.asarray(R0) / a0).tolist(), tau0 / a0, e0 / a0, 1.0
     seconds = time.perf_counter() - start
+    exact = exact_certificate(datas, a0, P0, R0, tau0, mult, e0)
+    if exact["proved"]:  # the verifying PEP at the rational coefficients
+        P, R, tau = ([[float(v) for v in row] for row in exact["P"]], [[float(v) for v in row] for row in exact["R"]],
+                     float(exact["tau"]))
     try:
-        value, check_status, check_seconds = _check_value(setting, mixings, a, P, R, tau, solver)
+        value, check_status, check_seconds, accuracy = _check_value(setting, mixings, a, P, R, tau, solver)
     except PEPSolveError as err:
-        raise PEPSolveError(f"the independent check of the certificate of {algorithm} failed ({err.cause}); no "
-                            "certificate is reported: try solver='SCS' or a smaller eta L", err.cause) from None
-    residual = value - e
-    if residual > TOL_CHECK * max(1.0, abs(e)):
-        raise PEPSolveError(f"the certificate of {algorithm} fails its independent check: the one-round PEP at its "
-                            f"coefficients reaches {value:.6g} > e = {e:.6g}; try solver='SCS' or a smaller eta L")
-    check = dict(value=value, e_sdp=e, residual=residual, status=check_status, seconds=check_seconds)
-    return Certificate(algorithm=algorithm, potential=family, metric=METRICS[algorithm], a=a, tau=tau, e=max(e, value),
-                       P=P, R=R, components={"agent": list(agent), "common": list(common)}, L=L, Delta=Delta,
-                       horizon=T, status=status, seconds=seconds, check=check, settings=setting)
+        raise PEPSolveError(f"its verifying one-round PEP failed ({err.cause})") from None
+    claimed = float(exact["e"]) if exact["proved"] else e
+    scale = max(abs(claimed), TOL_CHECK_FLOOR * L * Delta)
+    if value - claimed > TOL_CHECK * scale + accuracy:
+        raise PEPSolveError(f"the verifying one-round PEP at its coefficients reaches {value:.6g} > e = {claimed:.6g} "
+                            f"(relative excess {(value - claimed) / scale:.2g} > {TOL_CHECK:g}, beyond its accuracy "
+                            f"{accuracy:.1e}): " + ("a bug of the exact check" if exact["proved"] else
+                                                     "an inaccurate answer"))
+    check = dict(value=value, e_sdp=e, residual=value - e, accuracy=accuracy, status=check_status,
+                 seconds=check_seconds, proved=exact["proved"], exact_check=exact["exact_check"],
+                 weakening=exact.get("weakening"), rung=_rung_text(rung))
+    if exact["proved"]:  # the rational certificate, its e rounded up and tau down to floats
+        e_q, tau_q = exact["e"], exact["tau"]
+        e = float(e_q) if Fraction(float(e_q)) >= e_q else math.nextafter(float(e_q), math.inf)
+        tau = float(tau_q) if Fraction(float(tau_q)) <= tau_q else math.nextafter(float(tau_q), 0.0)
+        check.update(e_exact=f"{e_q.numerator}/{e_q.denominator}", residual=value - e)
+    else:
+        e = max(e, value)  # not proved: the larger of the SDP's e and the verifying PEP's value
+    return Certificate(algorithm=algorithm, potential=family, metric=METRICS[algorithm], a=a, tau=tau, e=e, P=P, R=R,
+                       components={"agent": list(agent), "common": list(common)}, L=L, Delta=Delta, horizon=T,
+                       status=status, seconds=seconds, check=check, settings=setting)
+
+
+def _diagnosis(setting, mixings) -> str:
+    """The cause of a failure that the instance itself explains (``problem.diagnose_failure``), '' when none."""
+    from dfltheory.pep.problem import diagnose_failure
+
+    return diagnose_failure(setting)
 
 
 def paper_bound(settings: dict, T: int) -> dict:
@@ -609,8 +722,13 @@ def certificate_table(algorithms=("dfedavg", "dpsgd"), m: int = 2, K: int | None
     ``K`` defaults to 1 for D-PSGD and SGP, else 2; ``eta`` to 1/(10 K L) (dfedsam.thm4.1's largest step); ``kw``
     are :func:`certify`'s (mixing: ``W``, ``lam``, ``spectral``; sigma_g, B, lam_pen, ...). The certificate is
     optimised at each T; the worst case is solved where T <= ``worst_case_max_T`` and its expected time is at most
-    ``max_seconds`` (else None, with the reason)."""
+    ``max_seconds`` (else None, with the reason). A horizon whose certificate fails (every rung of the retry ladder)
+    is a row with ``status`` 'failed', ``error`` (the causes) and ``command`` (the equivalent ``dfltheory certify``);
+    a worst case that fails leaves the certificate's row with the cause and the ``dfltheory pep`` command in
+    ``worst_case_reason``. Bad input still raises ValueError."""
     from dfltheory.pep.problem import estimate_size, worst_case
+
+    from dfltheory.pep.commands import equivalent_command
 
     rows = []
     L = kw.get("L", 1.0)
@@ -618,13 +736,22 @@ def certificate_table(algorithms=("dfedavg", "dpsgd"), m: int = 2, K: int | None
         k = K if K is not None else (1 if algorithm in ("dpsgd", "sgp") else 2)
         step = eta if eta is not None else 1 / (10 * k * L)
         for t in T:
-            cert = certify(algorithm, m, k, step, T=t, **kw)
+            base = dict(algorithm=algorithm, m=m, K=k, eta=step, T=t)
+            try:
+                cert = certify(algorithm, m, k, step, T=t, **kw)
+            except PEPSolveError as err:  # one case's failure is a row of its own, never the table's end
+                rows.append(dict(base, status="failed", error=" ".join(str(err).split()),
+                                 command=equivalent_command("certify", algorithm, m, k, t, step, **kw),
+                                 certificate=None, worst_case=None, paper_bound=None, theorem=None))
+                continue
             bound = cert.bound(t)
             paper = paper_bound(cert.settings, t)
-            row = dict(algorithm=algorithm, m=m, K=k, eta=step, T=t, mixing=cert.settings["mixing"],
+            row = dict(base, status="ok", mixing=cert.settings["mixing"],
                        potential=cert.potential, theorem=paper["theorem"], paper_bound=paper["bound"],
                        certificate=bound, a=cert.a, c=cert.c, tau=cert.tau, e=cert.e,
-                       check_residual=cert.check["residual"], certificate_seconds=cert.seconds, worst_case=None,
+                       check_residual=cert.check["residual"], exact_check=cert.check["exact_check"],
+                       ladder=cert.check["ladder"], rung=cert.check["rung"],
+                       certificate_seconds=cert.seconds, worst_case=None,
                        worst_case_seconds=None, reason=paper["reason"] if paper["bound"] is None else "")
             mixing = cert.settings["mixing_args"]
             size = estimate_size(algorithm, m, k, t, kw.get("Q", 1), "spectral" in mixing, "averages",
@@ -636,8 +763,13 @@ def certificate_table(algorithms=("dfedavg", "dpsgd"), m: int = 2, K: int | None
             else:
                 options = {k2: v for k2, v in kw.items() if k2 not in ("W", "lam", "spectral", "time_varying",
                                                                       "solver")}
-                wc = worst_case(algorithm, m, k, t, step, **options, **mixing)
-                row.update(worst_case=wc.value, worst_case_seconds=wc.seconds)
+                try:
+                    wc = worst_case(algorithm, m, k, t, step, **options, **mixing)
+                    row.update(worst_case=wc.value, worst_case_seconds=wc.seconds)
+                except PEPSolveError as err:  # the certificate stands; the comparison is missing, with the cause
+                    row["worst_case_reason"] = (f"the fixed-T worst case failed ({' '.join(err.cause.split())}): "
+                                                + equivalent_command("pep", algorithm, m, k, t, step, **options,
+                                                                     **mixing))
             worst = row["worst_case"]
             row["certificate_over_worst_case"] = bound / worst if worst else None
             row["paper_over_worst_case"] = paper["bound"] / worst if worst and paper["bound"] is not None else None
@@ -647,11 +779,13 @@ def certificate_table(algorithms=("dfedavg", "dpsgd"), m: int = 2, K: int | None
     return rows
 
 
-def tune_eta(objective, eta_max: float, grid: int = 8, rtol: float = 1e-3) -> dict:
+def tune_eta(objective, eta_max: float, grid: int = 8, rtol: float = 1e-3, refine: int = 3) -> dict:
     """The step in (0, eta_max] minimising ``objective(eta)`` (a worst case or a certificate's bound): a grid
-    eta_max j/grid, j = 1..grid, then a golden-section search between the best grid point's neighbours until the
-    bracket is below ``rtol`` eta_max. An evaluation that fails (PEPSolveError, ValueError) counts as +inf with its
-    reason. Returns {eta, value, curve: [(eta, value, reason)] sorted by eta}."""
+    eta_max j/grid, j = 1..grid; where a solved grid point neighbours a failed one, ``refine`` bisections toward the
+    failure (the best step may lie where a solver gave up); then a golden-section search between the best solved
+    point's neighbours until the bracket is below ``rtol`` eta_max. An evaluation that fails (PEPSolveError,
+    ValueError) is recorded with its reason and never chosen. Returns {eta, value, curve: [(eta, value, reason)]
+    sorted by eta, failed: how many evaluations failed}; PEPSolveError when every evaluation failed."""
     if isinstance(eta_max, bool) or not isinstance(eta_max, (int, float, np.integer, np.floating)) or not (
             math.isfinite(eta_max) and eta_max > 0):
         raise ValueError(f"eta_max must be a finite number > 0 (the largest step searched), got {eta_max!r}")
@@ -662,14 +796,33 @@ def tune_eta(objective, eta_max: float, grid: int = 8, rtol: float = 1e-3) -> di
     def value(eta):
         if eta not in curve:
             try:
-                curve[eta] = (float(objective(eta)), "")
+                v = float(objective(eta))
+                curve[eta] = (v, "") if math.isfinite(v) else (math.inf, f"the objective is {v} (not a bound)")
             except (PEPSolveError, ValueError) as err:
                 curve[eta] = (math.inf, " ".join(str(err).split()))
         return curve[eta][0]
 
+    def solved(eta):
+        return math.isfinite(value(eta))
+
     points = [eta_max * j / grid for j in range(1, grid + 1)]
-    best = min(range(grid), key=lambda j: value(points[j]))
-    lo, hi = (points[best - 1] if best else points[0] / 2), points[min(best + 1, grid - 1)]
+    for p in points:
+        value(p)
+    for left, right in zip(points, points[1:]):  # a solved point beside a failed one: bisect toward the failure
+        if solved(left) != solved(right):
+            good, bad = (left, right) if solved(left) else (right, left)
+            for _ in range(refine):
+                mid = (good + bad) / 2
+                good, bad = (mid, bad) if solved(mid) else (good, mid)
+    if not any(math.isfinite(v) for v, _ in curve.values()):
+        reasons = sorted({why for _, why in curve.values()})
+        raise PEPSolveError(f"every one of the {len(curve)} evaluations in (0, {eta_max:g}] failed: "
+                            + "; ".join(reasons[:3]) + (f" (and {len(reasons) - 3} more causes)" if len(reasons) > 3
+                                                        else ""), "; ".join(reasons[:3]))
+    known = sorted(curve)
+    j = min(range(len(known)), key=lambda i: curve[known[i]][0])
+    lo = known[j - 1] if j else known[0] / 2
+    hi = known[j + 1] if j + 1 < len(known) else known[j]
     ratio = (math.sqrt(5) - 1) / 2
     x1, x2 = hi - ratio * (hi - lo), lo + ratio * (hi - lo)
     while hi - lo > rtol * eta_max:
@@ -679,23 +832,33 @@ def tune_eta(objective, eta_max: float, grid: int = 8, rtol: float = 1e-3) -> di
         else:
             lo, x1 = x1, x2
             x2 = lo + ratio * (hi - lo)
-    eta = min(curve, key=lambda k: curve[k][0])
-    return dict(eta=eta, value=curve[eta][0], curve=[(k, v, why) for k, (v, why) in sorted(curve.items())])
+    eta = min((k for k in curve if math.isfinite(curve[k][0])), key=lambda k: curve[k][0])
+    return dict(eta=eta, value=curve[eta][0], curve=[(k, v, why) for k, (v, why) in sorted(curve.items())],
+                failed=sum(not math.isfinite(v) for v, _ in curve.values()))
 
 
 def tune(algorithm: str, m: int, K: int, eta_max: float, T: int | None, by: str = "worst_case", grid: int = 8,
          **kw) -> dict:
     """The step minimising the fixed-T worst case at ``T`` (``by='worst_case'``, ``kw`` of ``worst_case``) or the
     certificate's bound at ``T`` (``'certificate'``; its floor with T = None; ``kw`` of :func:`certify`) over
-    (0, eta_max] (:func:`tune_eta`), with the theorem's bound along the curve (at T, or at :data:`THEOREM_HORIZON`
-    for the floor), the largest step the theorem admits (bisection on its conditions, which must hold on an interval
-    of steps) and the objective there."""
+    (0, eta_max] (:func:`tune_eta`: failed evaluations listed, never chosen; ``failed`` counts them), with the
+    theorem's bound along the curve (at T, or at :data:`THEOREM_HORIZON` for the floor), whether the chosen step meets
+    the theorem's conditions (``inside_theorem``; else ``outside_reason``), the largest step the theorem admits
+    (bisection on its conditions, which must hold on an interval of steps) and the objective there."""
     from dfltheory.pep.problem import worst_case
 
     if by not in ("worst_case", "certificate"):
         raise ValueError(f"by must be 'worst_case' or 'certificate', got {by!r}")
     if by == "worst_case" and T is None:
         raise ValueError("tuning by the worst case needs T (the horizon of the fixed-T PEP)")
+    from dfltheory.pep.problem import MAX_SCALE
+
+    L = kw.get("L", 1.0)
+    if isinstance(eta_max, (int, float, np.integer, np.floating)) and not isinstance(eta_max, bool) and math.isfinite(
+            eta_max) and isinstance(L, (int, float)) and eta_max * L > MAX_SCALE:
+        raise ValueError(f"eta_max = {eta_max:g} (the largest step searched, --eta) makes eta L = {eta_max * L:.3g} "
+                         f"exceed {MAX_SCALE:g}, where every step of the grid but the smallest is refused; use "
+                         f"eta_max <= {MAX_SCALE / L:g} (every theorem asks eta L < 1)")
     settings = {}
 
     def objective(eta):
@@ -723,6 +886,7 @@ def tune(algorithm: str, m: int, K: int, eta_max: float, T: int | None, by: str 
     if base is not None and lo is None:  # below the curve's first step: halve until the conditions hold
         lo = next((rows[0]["eta"] / 2 ** j for j in range(1, 41) if admits(rows[0]["eta"] / 2 ** j)), None)
     theorem_eta = theorem_value = None
+    theorem_value_reason = ""
     if lo is not None:  # the theorem's largest step: bisection on its conditions up to the next step tried
         hi = min([r["eta"] for r in rows if r["eta"] > lo] + [2 * lo if not admitted else lo])
         while hi - lo > 1e-9 * hi:
@@ -731,9 +895,14 @@ def tune(algorithm: str, m: int, K: int, eta_max: float, T: int | None, by: str 
         theorem_eta = lo
         try:
             theorem_value = float(objective(lo))
-        except (PEPSolveError, ValueError):
-            theorem_value = None
+        except (PEPSolveError, ValueError) as err:
+            theorem_value, theorem_value_reason = None, " ".join(str(err).split())
+    best_paper = paper_bound(dict(base, eta=out["eta"]), horizon) if base is not None else dict(bound=None, reason="")
     return dict(algorithm=algorithm, by=by, T=T, eta=out["eta"], value=out["value"], curve=rows,
+                failed=out["failed"], evaluations=len(rows),
+                inside_theorem=best_paper["bound"] is not None, outside_reason=best_paper["reason"] if
+                best_paper["bound"] is None else "",
                 theorem=paper_bound(base, horizon)["theorem"] if base is not None else None,
-                theorem_T=horizon, theorem_max_eta=theorem_eta, value_at_theorem_max_eta=theorem_value)
+                theorem_T=horizon, theorem_max_eta=theorem_eta, value_at_theorem_max_eta=theorem_value,
+                value_at_theorem_max_eta_reason=theorem_value_reason)
 

@@ -26,12 +26,38 @@ EXIT_CODES = """exit codes:
 CERTIFY_DOC = ("A bound on the theorem's quantity for every T from a Lyapunov certificate found by a one-round SDP "
                "(dfltheory.pep.certify), next to the fixed-T worst case (PEP) and the theorem's bound")
 CERTIFY_EXIT_CODES = """exit codes:
-  0  certificates computed (each at least the fixed-T worst case where that was solved)
+  0  a certificate at every horizon (each at least the fixed-T worst case where that was solved)
   1  a certificate's bound is BELOW the fixed-T worst case: a bug (see docs/pep.md)
   2  bad input or a problem too large: one line on stderr
-  3  an SDP solve or the certificate's check failed: no certificate is reported"""
+  3  no certificate at any horizon (every rung of the retry ladder failed): the causes on stderr
+  4  certificates at some horizons, failures at others: both printed, each failure with its cause
+with --tune: 0 a best step among the solved evaluations (failed ones listed), 3 every evaluation failed"""
 #: the horizons of ``dfltheory certify`` without --T
 HORIZONS = (3, 5, 10, 20)
+
+
+def equivalent_command(command: str, algorithm: str, m: int, K: int, T, eta: float, **kw) -> str:
+    """The ``dfltheory pep`` / ``dfltheory certify`` command line of a Python call (a failed row of the report shows
+    it): ``kw`` of ``worst_case`` / ``certify`` (W, spectral, lam, time_varying and the --set names). An explicit W
+    that is W(lam) = lam I + (1 - lam) 11^T/m is ``--lambda lam``; any other is ``--matrix W.npy`` (to be saved)."""
+    import numpy as np
+
+    parts = ["dfltheory", command, algorithm, "--m", str(m), "--K", str(K), "--eta", f"{eta:g}"]
+    if T is not None:
+        parts += ["--T"] + [str(t) for t in (T if isinstance(T, (list, tuple)) else [T])]
+    if kw.get("W") is not None:
+        W = np.asarray(kw["W"], dtype=float)
+        lam = (W[0, 0] * m - 1) / (m - 1) if W.ndim == 2 else None
+        if lam is not None and np.allclose(W, lam * np.eye(m) + (1 - lam) / m, rtol=0, atol=1e-12):
+            parts += ["--lambda", f"{lam:g}"]
+        else:
+            parts += ["--matrix", "W.npy"]
+    elif kw.get("spectral") is not None or kw.get("lam") is not None:
+        lo, hi = kw["spectral"] if kw.get("spectral") is not None else (-kw["lam"], kw["lam"])
+        parts += ["--lambda-range", f"{lo:g}", f"{hi:g}"] + (["--time-varying"] if kw.get("time_varying") else [])
+    names = {v: k for k, v in SETTABLE.items() if v and k != "Delta"}
+    sets = [f"{names[k]}={v:g}" for k, v in kw.items() if k in names and v is not None]
+    return " ".join(parts + (["--set", *sets] if sets else []))
 
 
 def register(subparsers) -> None:
@@ -144,13 +170,17 @@ def _load_sequence(path):
     return np.asarray(A, dtype=float)
 
 
-def _solve_failed(err, kw: dict, command: str = "pep") -> int:
+def _solve_failed(err, kw: dict, command: str = "pep", eta: float | None = None) -> int:
     """Exit 3: the cause of the failed solve and the fix in the command's options; without sigma_g and B the usual
-    cause is an unbounded worst case."""
+    cause is an unbounded worst case; a cause the instance explains (a disconnected W, ...) carries its own fix."""
+    cause = " ".join(err.cause.split())
+    step = (eta or 0.0) * kw.get("L", 1.0)
     fix = ("without a heterogeneity bound (sigma_g) or a gradient bound (B) the worst case may be unbounded: give "
            "--set sigma_g=... or B=..." if kw.get("sigma_g") is None and kw.get("B") is None else
-           "try a smaller --K or --T, or --set L=1 f0_minus_fstar=1 with eta L <= 1")
-    print(f"dfltheory {command}: error: {' '.join(err.cause.split())}: {fix}", file=sys.stderr)
+           "" if "; use " in cause else
+           f"eta L = {step:g} > 1 and every theorem asks eta L < 1: try a smaller --eta" if step > 1 else
+           "try a smaller --K or --T")
+    print(f"dfltheory {command}: error: {cause}" + (f": {fix}" if fix else ""), file=sys.stderr)
     return 3
 
 
@@ -295,7 +325,7 @@ def run(args) -> int:
         result = worst_case(args.algorithm, m, args.K, args.T, args.eta, W=W, spectral=spectral, gap=args.gap,
                             heterogeneity_at=args.heterogeneity_at, **kw)
     except PEPSolveError as err:
-        return _solve_failed(err, kw)
+        return _solve_failed(err, kw, eta=args.eta)
     cmp = compare(result, lam)
     code = 1 if cmp["finding"] else 0
     if args.json:
@@ -402,41 +432,62 @@ def run_certify(args) -> int:
     if args.tune:
         return _tune(args, "certificate", args.horizons[0] if args.horizons else None, m, source, dict(kw, **mixing))
     try:
-        floor = certify(args.algorithm, m, args.K, args.eta, **kw, **mixing)
-        rows = certificate_table((args.algorithm,), m, args.K, args.eta, horizons, args.worst_case_max_T, **kw,
-                                 **mixing)
+        floor, floor_error = certify(args.algorithm, m, args.K, args.eta, **kw, **mixing), None
     except PEPSolveError as err:
-        return _solve_failed(err, kw, "certify")
-    code = 1 if any(r["below_worst_case"] for r in rows) else 0
+        floor, floor_error = None, err
+    rows = certificate_table((args.algorithm,), m, args.K, args.eta, horizons, args.worst_case_max_T, **kw, **mixing)
+    solved = [r for r in rows if r["status"] != "failed"]
+    failed = [r for r in rows if r["status"] == "failed"]
+    code = 1 if any(r["below_worst_case"] for r in solved) else 3 if not solved else 4 if failed or floor_error else 0
     if args.json:
-        print(json.dumps(jsonable({"mixing": source, "floor": floor.to_dict(), "rows": rows}), indent=1))
+        print(json.dumps(jsonable({"mixing": source, "floor": floor.to_dict() if floor else None,
+                                   "floor_error": str(floor_error) if floor_error else None, "rows": rows}),
+                         indent=1))
         return code
-    s = floor.settings
+    if not solved:
+        print(f"dfltheory certify: error: no certificate at any horizon: {failed[0]['error']}", file=sys.stderr)
+        return code
+    s = dict(solved[0], Q=kw.get("Q", 1), L=kw.get("L", 1.0), Delta=kw.get("Delta", 1.0),
+             **{k: kw.get(k) for k in ("sigma_g", "B", "lam_pen", "beta", "alpha")}, rho=kw.get("rho", 0.0))
     extra = "".join(f", {k} = {s[k]:g}" for k in ("lam_pen", "beta", "alpha") if s.get(k) is not None)
     print(f"{args.algorithm}: m = {m}, K = {s['K']}, Q = {s['Q']}, eta = {s['eta']:g}, L = {s['L']:g}, Delta = "
           f"{s['Delta']:g}, sigma_g = {s['sigma_g']}, B = {s['B']}, rho = {s['rho']:g}{extra}; {source}")
-    agent, common = floor.components["agent"], floor.components["common"]
-    print(f"  potential '{floor.potential}': V_t = a (f(p^t) - f*) + (1/m) sum_i u_i^T P u_i"
+    from dfltheory.pep.certify import POTENTIALS
+    from dfltheory.pep.problem import LIKE
+
+    family, agent, common = POTENTIALS[LIKE.get(args.algorithm, args.algorithm)]
+    print(f"  potential '{family}': V_t = a (f(p^t) - f*) + (1/m) sum_i u_i^T P u_i"
           + (" + c^T R c" if common else "") + f", u_i = ({', '.join(agent)})"
           + (f", c = ({', '.join(common)})" if common else "") + f"; bounds {metric_text(args.algorithm)}")
-    print(f"  floor (T -> inf): e/tau = {floor.floor:.6g}   (a = 1, c = {floor.c:.4g}, tau = {floor.tau:.4g}, "
-          f"e = {floor.e:.4g}; SDP {floor.seconds * 1e3:.0f} ms, check residual {floor.check['residual']:.1e})")
-    theorem = rows[0]["theorem"]
+    if floor is not None:
+        print(f"  floor (T -> inf): e/tau = {floor.floor:.6g}   (a = 1, c = {floor.c:.4g}, tau = {floor.tau:.4g}, "
+              f"e = {floor.e:.4g}; SDP {floor.seconds * 1e3:.0f} ms, exact check {floor.check['exact_check']}, "
+              f"verifying PEP residual {floor.check['residual']:.1e})")
+    else:
+        print(f"  floor (T -> inf): FAILED ({' '.join(str(floor_error).split())})")
+    theorem = solved[0]["theorem"]
     print(f"  {'T':>6} {'certificate':>12} {'worst case':>11} {'ratio':>7} {theorem:>16} {'thm/cert':>9} "
-          f"{'c':>9} {'tau':>9} {'e':>9} {'residual':>9} {'ms':>5}")
+          f"{'c':>9} {'tau':>9} {'e':>9} {'residual':>9} {'ms':>5}  exact check")
     for r in rows:
+        if r["status"] == "failed":
+            print(f"  {r['T']:>6} {'FAILED':>12}  {r['error']}")
+            continue
         worst = f"{r['worst_case']:11.6g}" if r["worst_case"] is not None else f"{'-':>11}"
         ratio = f"{r['certificate_over_worst_case']:7.4f}" if r["certificate_over_worst_case"] else f"{'-':>7}"
         paper = f"{r['paper_bound']:16.6g}" if r["paper_bound"] is not None else f"{'none':>16}"
         over = f"{r['paper_over_certificate']:9.3g}" if r["paper_over_certificate"] else f"{'-':>9}"
         print(f"  {r['T']:>6} {r['certificate']:12.6g} {worst} {ratio} {paper} {over} {r['c']:9.4g} {r['tau']:9.4g} "
-              f"{r['e']:9.3g} {r['check_residual']:9.1e} {r['certificate_seconds'] * 1e3:5.0f}"
+              f"{r['e']:9.3g} {r['check_residual']:9.1e} {r['certificate_seconds'] * 1e3:5.0f}  {r['exact_check']}"
               + ("   <- BELOW the worst case: a bug" if r["below_worst_case"] else ""))
-    if rows[0]["paper_bound"] is None:
-        print(f"  {theorem}: no bound ({rows[0]['reason']})")
-    skipped = sorted({r["worst_case_reason"] for r in rows if r.get("worst_case_reason")})
+    if solved[0]["paper_bound"] is None:
+        print(f"  {theorem}: no bound ({solved[0]['reason']})")
+    skipped = sorted({r["worst_case_reason"] for r in solved if r.get("worst_case_reason")})
     if skipped:
         print(f"  worst case {'; '.join(skipped)}")
+    if failed or floor_error:
+        print(f"  {len(failed) + (floor_error is not None)} of {len(rows) + 1} certificates (the floor included) "
+              "failed (exit 4)" + ("; each failure's command: " if failed else "")
+              + "; ".join(r["command"] for r in failed))
     return code
 
 
@@ -451,8 +502,10 @@ def _tune(args, by: str, T: int | None, m: int, source: str, kw: dict) -> int:
 
     try:
         out = tune(args.algorithm, m, args.K, args.eta, T, by=by, **kw)
-    except PEPSolveError as err:
-        return _solve_failed(err, kw, "pep" if by == "worst_case" else "certify")
+    except PEPSolveError as err:  # every evaluation failed: no step is chosen
+        print(f"dfltheory {'pep' if by == 'worst_case' else 'certify'} --tune: error: {' '.join(str(err).split())}",
+              file=sys.stderr)
+        return 3
     if args.json:
         print(json.dumps(jsonable(dict(out, mixing=source)), indent=1))
         return 0
@@ -465,12 +518,17 @@ def _tune(args, by: str, T: int | None, m: int, source: str, kw: dict) -> int:
         value = f"{r['value']:12.6g}" if math.isfinite(r["value"]) else f"{'failed':>12}"
         paper = f"{r['theorem_bound']:16.6g}" if r["theorem_bound"] is not None else f"{'none':>16}"
         print(f"  {r['eta']:10.5g} {value} {paper}" + ("" if math.isfinite(r["value"]) else f"   ({r['reason']})"))
-    print(f"  best: eta = {out['eta']:.5g}, {name} {out['value']:.6g}")
+    if out["failed"]:
+        print(f"  {out['failed']} of {out['evaluations']} evaluations failed (listed above with the cause); the best "
+              "step is chosen among the solved ones")
+    print(f"  best: eta = {out['eta']:.5g}, {name} {out['value']:.6g}"
+          + ("" if out["inside_theorem"] else f"   (OUTSIDE {out['theorem']}'s conditions: {out['outside_reason']})"))
     if out["theorem_max_eta"] is None:
         print(f"  {out['theorem']}: no step of the curve meets its conditions")
     else:
         at = out["value_at_theorem_max_eta"]
         gain = f" ({at / out['value']:.3g} x the best)" if at is not None and out["value"] > 0 else ""
         print(f"  {out['theorem']}'s largest step (its conditions, at T = {out['theorem_T']}): eta = "
-              f"{out['theorem_max_eta']:.5g}, {name} there " + (f"{at:.6g}{gain}" if at is not None else "failed"))
+              f"{out['theorem_max_eta']:.5g}, {name} there " + (f"{at:.6g}{gain}" if at is not None else
+                                                             f"failed ({out['value_at_theorem_max_eta_reason']})"))
     return 0

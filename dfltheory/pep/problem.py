@@ -76,8 +76,9 @@ import numpy as np
 from dfltheory.pep.mixing import ExplicitMixing, PushSumMixing, SpectralClass, as_mixing
 
 __all__ = ["ACCEPTED_STATUSES", "ADMM", "ALGORITHMS", "CATA", "GAPS", "HETEROGENEITY_AT", "LIKE", "MAX_GRAM",
-           "MAX_SCALE", "MAX_SECONDS", "METRICS", "PEPResult", "PEPSolveError", "PUSH_SUM", "Size", "admm_gamma",
-           "count_text", "estimate_size", "metric_text", "register_pep_model", "worst_case"]
+           "MAX_SCALE", "MAX_SECONDS", "METRICS", "MIN_STEP", "PEPResult", "PEPSolveError", "PUSH_SUM", "Size",
+           "admm_gamma", "count_text", "diagnose_failure", "estimate_size", "metric_text", "register_pep_model",
+           "worst_case"]
 
 #: algorithm -> (gradient queries per local step, description)
 ALGORITHMS = {
@@ -178,6 +179,11 @@ ACCEPTED_STATUSES = ("optimal", "optimal_inaccurate")
 #: [0.9, 0.9] at m = 3, K = 2, T = 4, eta = 0.1, whose first answer misses the proof tolerance); the residual checks
 #: judge its answer like any other.
 RETRY_OPTIONS = {"static_regularization_constant": 1e-6}
+#: every retry of a failed Clarabel solve, in order (issue 32: an audited instance refused after the first retry
+#: solves with a stronger regularization); each answer is judged by the same residual checks
+RETRY_LADDER = (RETRY_OPTIONS, {"static_regularization_constant": 1e-5}, {"static_regularization_constant": 1e-4})
+#: eta L below this: a failed solve is explained as the step's underflow (:func:`diagnose_failure`)
+MIN_STEP = 1e-7
 #: cvxpy's solvers of semidefinite programs (the others, OSQP, HIGHS, ..., cannot take a PEP).
 _SDP_SOLVERS = ("CLARABEL", "SCS", "MOSEK", "CVXOPT", "COPT", "SDPA")
 #: Largest dimensionless scale of an instance accepted (eta L, rho L, sigma_g / sqrt(L Delta), B / sqrt(L Delta),
@@ -716,7 +722,9 @@ def _attempt(problem, solver, options, accepted):
         with warnings.catch_warnings():  # cvxpy's "Solution may be inaccurate": the residuals below decide
             warnings.simplefilter("ignore", UserWarning)
             problem.solve(wrapper="cvxpy", solver=solver, verbose=0, **options)
-    except Exception as err:  # cvxpy's SolverError and friends: a failed solve, never a number
+    except (KeyboardInterrupt, SystemExit):
+        raise
+    except BaseException as err:  # cvxpy's SolverError, Clarabel's PanicException (a BaseException): never a number
         raise PEPSolveError(f"the SDP solver {solver} stopped with an error "
                             f"({' '.join(str(err).split()) or type(err).__name__})") from err
     status = str(getattr(problem.wrapper.prob, "status", "unknown"))
@@ -750,25 +758,66 @@ def _attempt(problem, solver, options, accepted):
     return status, name, primal, diag
 
 
+def diagnose_failure(settings: dict) -> str:
+    """The cause of a failed solve that the instance itself explains, with the fix in options that exist: a
+    disconnected W (eigenvalue 1 repeated), a W with the eigenvalue -1 (no contraction), a class reaching modulus 1,
+    a step below :data:`MIN_STEP` (its terms underflow against the others); '' when none is known. ``settings``:
+    worst_case's or certify's (``mixing_args``, ``eta``, ``L``)."""
+    args = settings.get("mixing_args") or {}
+    if args.get("W") is not None:
+        mats = np.asarray(args["W"], dtype=float)
+        for M in (mats[None] if mats.ndim == 2 else mats):
+            if not np.allclose(M, M.T):
+                continue  # push-sum's P: its spectrum says nothing of this kind
+            ev = np.linalg.eigvalsh(M)
+            ones = int(np.sum(ev >= 1 - 1e-9))
+            if ones > 1:
+                return (f"W is disconnected (the eigenvalue 1 has multiplicity {ones}: agents in different "
+                        "components never mix, so the consensus error never contracts); use a connected W (lambda "
+                        "< 1, e.g. --lambda in (-1, 1))")
+            if ev.min() <= -1 + 1e-9:
+                return ("W has the eigenvalue -1 (lambda = 1: gossip alternates between two states and never "
+                        "contracts the consensus error); use a W with every nonunit eigenvalue in (-1, 1) (--lambda "
+                        "in (-1, 1); --lambda-range LO HI with -1 < LO <= HI < 1)")
+    if args.get("spectral") is not None and max(abs(v) for v in args["spectral"]) >= 1 - 1e-9:
+        return ("the class admits eigenvalues of modulus 1 (lambda = 1: no contraction of the consensus error); use "
+                "--lambda-range LO HI with -1 < LO <= HI < 1")
+    step = settings.get("eta", 1.0) * settings.get("L", 1.0)
+    if step < MIN_STEP:
+        return (f"eta L = {step:.3g} is below {MIN_STEP:g}: a step this small changes the iterates below the SDP's "
+                f"accuracy (its terms eta^2 L^2 underflow against 1); use eta L >= {MIN_STEP:g}")
+    return ""
+
+
 def _solve(problem, solver, estimate, settings, accepted, trace=None) -> PEPResult:
-    """Solve, retrying once with Clarabel's :data:`RETRY_OPTIONS` after ANY failure of the first attempt (an error,
-    a status not in ``accepted``, or an answer that fails a residual check); :class:`PEPSolveError` (the cause and
-    the fix, one line) if no attempt gives an answer that meets every tolerance."""
+    """Solve, retrying with Clarabel's :data:`RETRY_LADDER` after ANY failure of the first attempt (an error, a
+    Rust panic included, a status not in ``accepted``, or an answer that fails a residual check);
+    :class:`PEPSolveError` (the cause and the fix, one line) if no attempt gives an answer that meets every
+    tolerance."""
     from PEPit import Point
 
     start = time.perf_counter()
     failures = []
-    for options in [{}] + ([RETRY_OPTIONS] if solver.upper() == "CLARABEL" else []):
+    ladder = [{}] + (list(RETRY_LADDER) if solver.upper() == "CLARABEL" else [])
+    for options in ladder:
         try:
             status, solver_name, primal, diag = _attempt(problem, solver, options, accepted)
             break
         except PEPSolveError as err:
             failures.append(str(err))
     else:
-        retry = ("" if len(failures) == 1 else f"; the same after a retry with {RETRY_OPTIONS}"
-                 if failures[1] == failures[0] else f"; retried with {RETRY_OPTIONS}: {failures[1]}")
-        cause = f"{failures[0]}{retry}; no worst case is reported"
-        raise PEPSolveError(f"{cause}: try a smaller K or T, L = Delta = 1 with eta L <= 1, or solver='SCS'", cause)
+        later = sorted(set(failures[1:]) - {failures[0]})
+        regs = ", ".join(f"{o['static_regularization_constant']:g}" for o in ladder[1:])
+        retry = ("" if len(failures) == 1 else
+                 f"; the same after a retry with static_regularization_constant = {regs}" if not later else
+                 f"; retried with static_regularization_constant = {regs}: {'; '.join(later)}")
+        cause = diagnose_failure(settings)
+        cause = f"{cause}; " if cause else ""
+        cause = f"{cause}{failures[0]}{retry}; no worst case is reported"
+        step = settings.get("eta", 0.0) * settings.get("L", 1.0)
+        fix = ("every theorem asks eta L < 1: try a smaller eta" if step > 1 else
+               "try a smaller K or T, or L = Delta = 1 (the worst case scales as L Delta)")
+        raise PEPSolveError(f"{cause}: {fix}", cause)
     seconds = time.perf_counter() - start
     size = Size(Point.counter, len(problem._list_of_prepared_constraints), len(problem._list_of_prepared_psd),
                 estimate.expected_seconds)

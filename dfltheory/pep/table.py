@@ -68,6 +68,25 @@ def _instance(algorithm: str, kw: dict, mixing: str) -> str:
     return f"m = 3, {text}, sigma_g = 1, B = 2, L = Delta = 1; {mixing}"
 
 
+def _command(algorithm: str, kw: dict) -> str:
+    """The ``dfltheory pep`` command of an instance (a random sequence: its topology and seed 1)."""
+    from dfltheory.pep.commands import equivalent_command
+
+    kw = dict(kw)
+    K, T, eta = kw.pop("K"), kw.pop("T"), kw.pop("eta")
+    W = kw.get("W")
+    text = equivalent_command("pep", algorithm, _COMMON["m"], K, T, eta, **kw, sigma_g=_COMMON["sigma_g"],
+                              B=_COMMON["B"])
+    if W is not None and np.asarray(W).ndim == 3:  # random_sequence(3, 3, 1, symmetric): the papers' topology
+        symmetric = np.allclose(W[0], W[0].T)
+        topo = ("--topology random:k=1,direction=undirected --weights metropolis" if symmetric else
+                "--topology random:k=1 --weights push-sum") + " --seed 1"
+        text = text.replace("--matrix W.npy", topo)
+    elif W is not None and np.array_equal(np.asarray(W), P_DIRECTED):
+        text = text.replace("W.npy", "P.npy") + "   (P.npy: np.save of dfltheory.pep.table.P_DIRECTED)"
+    return text
+
+
 def _finite(v):
     return None if v is None or not math.isfinite(v) else float(v)
 
@@ -75,8 +94,9 @@ def _finite(v):
 def pep_table(instances=None) -> list[dict]:
     """Rows: algorithm, instance, quantity, worst_case, theorem, bound, ratio (bound / worst case), status ('holds',
     'candidate counter-example: ...' with the interpolation check's verdict and the value the worst-case example
-    realizes, 'no bound: ...' or 'solve failed: ...'), seconds. Readings with a consensus term c Xi (DFedCata) compare
-    the bound b with the worst case of the average minus c Xi (column worst_case)."""
+    realizes, 'no bound: ...', or 'failed' with ``error`` (the cause) and ``command`` (the equivalent ``dfltheory
+    pep``): one instance's failure is its row, never the table's end), seconds. Readings with a consensus term c Xi
+    (DFedCata) compare the bound b with the worst case of the average minus c Xi (column worst_case)."""
     from dfltheory.pep.problem import metric_text
 
     rows = []
@@ -85,11 +105,14 @@ def pep_table(instances=None) -> list[dict]:
         start = time.perf_counter()
         try:
             r = worst_case(algorithm, **_COMMON, **kw)
-        except PEPSolveError as err:
-            rows.append(dict(base, worst_case=None, theorem=None, bound=None, ratio=None,
-                             status=f"solve failed: {err}", seconds=time.perf_counter() - start))
+            c = compare(r, lam)
+        except (KeyboardInterrupt, SystemExit):
+            raise
+        except BaseException as err:  # a failed solve (or any error of one case) is its row, never the table's end
+            rows.append(dict(base, worst_case=None, theorem=None, bound=None, ratio=None, status="failed",
+                             error=" ".join(str(err).split()) or type(err).__name__, command=_command(algorithm, kw),
+                             seconds=round(time.perf_counter() - start, 2)))
             continue
-        c = compare(r, lam)
         check = c["interpolation"]
         for reading in [c] + c["variants"]:
             worst = reading.get("worst_case_minus_xi", None if "xi_weight" in reading else r.value)
