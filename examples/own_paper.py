@@ -9,9 +9,11 @@ table, through check, verify, pep and the report, without editing dfltheory (doc
     dfltheory --plugin examples/own_paper.py claims minisgd --size quick --out claims-minisgd
 
 The theorem (minibatch SGD's nonconvex rate; Ghadimi and Lan 2013, Theorem 2.1 in the form of Bottou, Curtis and
-Nocedal 2018, Theorem 4.10): for f = (1/m) sum_i f_i L-smooth and bounded below by f*, D-PSGD on the complete graph
-with W = 11^T/m is minibatch SGD on f, x_bar^{t+1} = x_bar^t - eta (1/m) sum_i g_i, whose m independent gradients
-have variance at most sigma_l^2 each. For eta <= 1/L,
+Nocedal 2018, Theorem 4.10): for f = (1/m) sum_i f_i L-smooth and bounded below by f*, D-PSGD in the
+adapt-then-combine order (``dpsgd-atc``: step, then mix) on the complete graph with W = 11^T/m is minibatch SGD on f,
+x_bar^{t+1} = x_bar^t - eta (1/m) sum_i g_i, whose m independent gradients have variance at most sigma_l^2 each (Lian
+et al.'s order, ``dpsgd``, takes client i's gradient at its own x_i^t, which W = 11^T/m does not make the average,
+so it is not minibatch SGD). For eta <= 1/L,
 
     (1/T) sum_{t<T} E||grad f(x_bar^t)||^2  <=  2 (f(x_bar^0) - f*) / (eta T)  +  L eta sigma_l^2 / m.
 
@@ -72,13 +74,13 @@ def dfedavg_normalized(hp) -> Algorithm:
 
 register_algorithm("dfedavg-normalized", dfedavg_normalized, origin=__file__)
 
-# verify: D-PSGD (K = 1) on the complete graph, whose Metropolis weights are 11^T/m, on a problem whose L and
-# sigma_l are certified; the step is the largest the condition admits (eta = 1/L) and a fraction of it
+# verify: D-PSGD step-then-mix (K = 1) on the complete graph, whose Metropolis weights are 11^T/m, on a problem whose
+# L and sigma_l are certified; the step is the largest the condition admits (eta = 1/L) and a fraction of it
 register_plan(PaperPlan(
     PAPER, "synthetic-robust-common", "eta", K=1, symbols={}, topologies=(Topo("full", "metropolis"),),
-    targets=(Target("minisgd.thm1", "dpsgd", "avg", main=True),)), origin=__file__)
+    targets=(Target("minisgd.thm1", "dpsgd-atc", "avg", main=True),)), origin=__file__)
 
-# pep: the worst case of D-PSGD (the model 'dpsgd' of dfltheory pep) compared with this theorem
+# pep: the worst case of D-PSGD step-then-mix (the model 'dpsgd' of dfltheory pep) compared with this theorem
 register_pep_model("minisgd-dpsgd", like="dpsgd", theorem="minisgd.thm1",
                    description="D-PSGD, compared with minibatch SGD's nonconvex rate (examples/own_paper.py)",
                    origin=__file__)

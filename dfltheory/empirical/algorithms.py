@@ -2,7 +2,8 @@
 
 | name          | local rule                                  | communication                  | source |
 |---------------|---------------------------------------------|--------------------------------|--------|
-| dpsgd         | one SGD step (K = 1)                        | gossip(W)                      | card dfedsam §3.3 (Lian et al. 2017) |
+| dpsgd         | one SGD step (K = 1) from x^t               | parallel_gossip(W): W x^t + (z - x^t) | Lian et al. 2017 Algorithm 1; cards dfedcata, dfedsgpsm §3.3 |
+| dpsgd-atc     | one SGD step (K = 1)                        | gossip(W) of the stepped models | card dfedsam §3.3 [INTERP] (= DFedAvg with K = 1) |
 | dfedavg       | K SGD steps                                 | gossip(W)                      | card dfedsam §3.3 (Sun et al. 2022) |
 | dfedavgm      | K SGD steps with heavy-ball momentum        | gossip(W)                      | card dfedsam §3.3 |
 | dfedsam       | K SAM steps, eq. (3)                        | gossip(W), eq. (4)             | seed 001 L76-90, card dfedsam §3.1 |
@@ -117,9 +118,19 @@ def _server(hp: dict) -> C.CommRule:
 
 
 def dpsgd(hp):
-    """x_i <- sum_l w_il (x_l - eta g_l): one SGD step, then gossip (card dfedsam §3.3); with local epochs one
-    epoch, the papers' baseline setting (dfedsgpsm.md §8, seed 000 L275; dfedsam.md B.3)."""
-    return Algorithm("dpsgd", R.sgd(*_extras(hp)), C.gossip(), K=1)
+    """D-PSGD as Lian et al. 2017 wrote it (Algorithm 1; X_{k+1} = X_k W - gamma dF(X_k; xi_k)):
+    x_i <- sum_l w_il x_l - eta grad F_i(x_i; xi_i), the gradient at the unmixed point, mixing and step in parallel
+    (:class:`~dfltheory.empirical.communication.parallel_gossip`; cards dfedcata §3.3, dfedsgpsm §3.3). With local
+    epochs one epoch, the papers' baseline setting (dfedsgpsm.md §8, seed 000 L275; dfedsam.md B.3)."""
+    return Algorithm("dpsgd", R.sgd(*_extras(hp)), C.parallel_gossip(), K=1)
+
+
+def dpsgd_atc(hp):
+    """D-PSGD in the adapt-then-combine order, x_i <- sum_l w_il (x_l - eta g_l): one SGD step, then gossip of the
+    stepped models (card dfedsam §3.3 [INTERP of the standard form]; DFedAvg with K = 1, the model the PEP's
+    ``dpsgd`` and DFedSAM Theorem 4.1 at rho = 0 describe). ``dpsgd`` was this order before issue 32; its runs are
+    this algorithm's, number for number."""
+    return Algorithm("dpsgd-atc", R.sgd(*_extras(hp)), C.gossip(), K=1)
 
 
 def dfedavg(hp):
@@ -280,6 +291,8 @@ def register_algorithm(name: str, factory: Callable[[dict], Algorithm], *, origi
     :mod:`dfltheory.empirical.rules` composed with a communication rule of :mod:`dfltheory.empirical.communication`,
     named ``name``. It is called once here with no hyper-parameters (its defaults) to check it. ``origin`` (a plugin
     file) is named in the errors, ValueErrors that name the problem and the fix."""
+    if not isinstance(origin, str):
+        raise ValueError(f"algorithm {name!r}: origin={origin!r} must be a string (the plugin file, __file__)")
     where = f"{origin}: " if origin else ""
     if not isinstance(name, str) or not ALGORITHM_NAME.match(name):
         raise ValueError(f"{where}algorithm name {name!r} must be lower-case letters, digits, '-' or '_', starting "
@@ -296,6 +309,16 @@ def register_algorithm(name: str, factory: Callable[[dict], Algorithm], *, origi
     if not isinstance(algo, Algorithm) or algo.name != name:
         raise ValueError(f"{where}algorithm {name!r}: the factory returned {type(algo).__name__} "
                          f"{getattr(algo, 'name', '')!r}; return Algorithm({name!r}, local_rule, communication_rule)")
+    if not isinstance(algo.local, R.Transform) or not isinstance(algo.comm, C.CommRule):
+        raise ValueError(f"{where}algorithm {name!r}: its local rule is {type(algo.local).__name__} and its "
+                         f"communication rule {type(algo.comm).__name__}; give a rule of dfltheory.empirical.rules "
+                         "(e.g. R.sgd()) and one of dfltheory.empirical.communication (e.g. C.gossip())")
+    if algo.K is not None and (isinstance(algo.K, bool) or not isinstance(algo.K, int) or algo.K < 1):
+        raise ValueError(f"{where}algorithm {name!r}: K={algo.K!r} must be a number of local steps >= 1, or None")
+    if isinstance(algo.participation, bool) or not isinstance(algo.participation, (int, float)) \
+            or not 0 < algo.participation <= 1:
+        raise ValueError(f"{where}algorithm {name!r}: participation={algo.participation!r} must be the fraction of "
+                         "clients per round, in (0, 1]")
     ALGORITHMS[name] = factory
 
 
@@ -336,7 +359,7 @@ class _Reads(dict):
 
 
 for _name, _factory in {
-    "dpsgd": dpsgd, "dfedavg": dfedavg, "dfedavgm": dfedavgm, "dfedsam": dfedsam, "dfedsam-mgs": dfedsam_mgs,
+    "dpsgd": dpsgd, "dpsgd-atc": dpsgd_atc, "dfedavg": dfedavg, "dfedavgm": dfedavgm, "dfedsam": dfedsam, "dfedsam-mgs": dfedsam_mgs,
     "dfedadmm": dfedadmm, "dfedadmm-sam": dfedadmm_sam, "dfedcata": dfedcata,
     "fedavg": fedavg, "fedprox": fedprox, "fedsam": fedsam, "scaffold": scaffold,
     "dfedsgpsm": dfedsgpsm, "sgp": sgp, "dfedsgpsm-s": dfedsgpsm_s, "dfedpgp": dfedpgp,

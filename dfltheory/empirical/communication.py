@@ -137,6 +137,31 @@ class gossip(CommRule):
         ctx.sent += links(W)
 
 
+class parallel_gossip(gossip):
+    """D-PSGD as Lian et al. 2017 wrote it (NeurIPS 2017, arXiv:1705.09056, Algorithm 1 lines 2-4; in their matrix
+    form, whose columns are the nodes, X_{k+1} = X_k W - gamma dF(X_k; xi_k)): mixing and the local step run in
+    parallel from the same models X^t, the gradient taken at the unmixed point. Row i:
+
+        x_i^{t+1} = sum_l w_il x_l^t + (z_i^t - x_i^t),    z_i^t = the local phase's result from x_i^t,
+
+    so with one SGD step x_i^{t+1} = sum_l w_il x_l^t - eta grad F_i(x_i^t; xi_i^t) (cards dfedcata §3.3 and
+    dfedsgpsm §3.3: x_i <- sum_j w_ij x_j - eta g_i). The round-start models X^t are a row of the client state
+    (``x_start``). :class:`gossip` after the local phase is the other order, step then mix (``dpsgd-atc``).
+    """
+
+    name = "parallel_gossip"
+
+    def init_state(self, x):
+        return {"x_start": x.clone()}
+
+    def apply(self, state, cstate, ctx):
+        W = ctx.W()
+        start = state["x_start"]
+        state["x"] = ctx.mixer(W, start) + (state["x"] - start)
+        state["x_start"] = state["x"]  # X^{t+1}, where the next round starts (read only, never changed in place)
+        ctx.sent += links(W)
+
+
 class multi_gossip(CommRule):
     """Q gossip steps, X^{t+1} = W^Q Z^t (DFedSAM-MGS, seed 001 eq. (5)/(14), card dfedsam §3.1).
 

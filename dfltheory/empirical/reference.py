@@ -156,6 +156,11 @@ class ReferenceRun:
             a = self._gossip(W, z)
             self.x = [a[i] + beta * (a[i] - (z[i] if mode == "A" else self.agg_prev[i])) for i in range(m)]
             self.agg_prev = a
+        elif n == "dpsgd":
+            # Lian et al. 2017 Algorithm 1: x_{k+1/2,i} = sum_j W_ij x_{k,j}, then x_{k+1,i} = x_{k+1/2,i} - gamma
+            # grad F_i(x_{k,i}; xi_{k,i}): the local step z_i - x_i, taken from the unmixed x_i, added to the mix
+            mixed = self._gossip(W_at(0), self.x)
+            self.x = [mixed[i] + (z[i] - self.x[i]) for i in range(m)]
         else:
             Q = self.hp.get("Q", 4) if n == "dfedsam-mgs" else 1
             for q in range(Q):

@@ -1,6 +1,7 @@
 """The reductions of the cards' §10 that the engine's ``test_reductions`` does not cover: DFedCata to decentralized
-FedProx and to FedInit (card dfedcata §10.9, §3.1), DFedADMM's restart at eta = lambda (card dfedadmm §10.12) and
-DFedSAM-MGS with per-step resampling as a product of Q different matrices (card dfedsam §10.16).
+FedProx and to FedInit (card dfedcata §10.9, §3.1), DFedADMM's restart at eta = lambda (card dfedadmm §10.12),
+DFedSAM-MGS with per-step resampling as a product of Q different matrices (card dfedsam §10.16), and D-PSGD in its
+two orders: Lian et al. 2017's Algorithm 1 (``dpsgd``) and adapt-then-combine (``dpsgd-atc``, issue 32 item 6).
 
 Each comparison runs the engine in float64 on digits (m = 6 clients, a tanh MLP, minibatches of 5) and an
 independent per-client loop (or a second algorithm) on the same minibatches; each also shows that it can tell a
@@ -166,19 +167,54 @@ def test_dfedadmm_at_eta_equal_lambda_restarts_every_local_step(data, K):
 
 def test_dfedadmm_with_one_local_step_at_eta_equal_lambda_is_dpsgd(data):
     """Card dfedadmm §10.12: with K = 1 the restart leaves x_i^{t+1} = sum_l w_il (x_l^t - lambda grad F_l(x_l^t)),
-    D-PSGD with step lambda, whatever the dual (the paper's initial setting eta = lambda = 0.1 is D-PSGD-like)."""
+    D-PSGD with step lambda in the adapt-then-combine order (``dpsgd-atc``), whatever the dual (the paper's initial
+    setting eta = lambda = 0.1 is D-PSGD-like)."""
     admm = engine(data, "dfedadmm", K=1, lr=0.1, lam=0.1)
-    dpsgd = engine(data, "dpsgd", K=1, lr=0.1)
+    dpsgd = engine(data, "dpsgd-atc", K=1, lr=0.1)
     for e in (admm, dpsgd):
         e.lr_decay = 1.0
         run(e)
     assert gap(admm.state["x"], dpsgd.state["x"]) < 1e-12
     lower = engine(data, "dfedadmm", K=1, lr=0.05, lam=0.1)
     lower.lr_decay = 1.0
-    half = engine(data, "dpsgd", K=1, lr=0.05)
+    half = engine(data, "dpsgd-atc", K=1, lr=0.05)
     half.lr_decay = 1.0
     run(lower), run(half)
     assert gap(lower.state["x"], half.state["x"]) > 1e-4  # eta < lambda: the dual and the pull matter
+
+
+# ------------------------------------------------------------------------------------ D-PSGD, issue 32 item 6
+def test_dpsgd_is_lian_algorithm_1_the_gradient_at_the_unmixed_point(data):
+    """Lian et al. 2017 Algorithm 1, X_{k+1} = X_k W - gamma dF(X_k; xi_k): row i mixes the models x_l^t and steps
+    with the gradient at its own unmixed x_i^t, x_i^{t+1} = sum_l w_il x_l^t - eta grad F_i(x_i^t; xi_i^t). Checked
+    round by round from models that differ (heterogeneous clients), against the other order sum_l w_il (x_l^t - eta
+    g_l) too, so that the equality is not vacuous."""
+    eng = engine(data, "dpsgd", K=1, lr=0.1)
+    W = torch.tensor(ring(M))
+    run(eng, 1)  # the clients' models differ from here on
+    for _ in range(3):
+        X = eng.state["x"].clone()
+        plan = run(eng, 1)[0]
+        G = eng.model.batched_grad(X, eng.x_train[plan.idx[0]], eng.y_train[plan.idx[0]])
+        assert gap(eng.state["x"], W @ X - plan.lr * G) < 1e-12
+        assert gap(eng.state["x"], W @ (X - plan.lr * G)) > 1e-6
+
+
+#: the models of ``dpsgd`` at 79fc492 (step then mix) after ROUNDS rounds of engine(data, 'dpsgd', K=1, lr=0.1):
+#: each client's sum of coordinates, float64
+OLD_DPSGD = [-0.8352759423907197, -1.5150507004621723, -2.432156523851022, -2.6986554082821184, -2.0188806502106673,
+             -1.1017748268218162]
+
+
+def test_dpsgd_atc_keeps_the_numbers_of_the_old_dpsgd(data):
+    """The step-then-mix order that ``dpsgd`` ran before issue 32 is ``dpsgd-atc``, number for number: the models of
+    the old ``dpsgd`` (pinned), and bit for bit DFedAvg with one local step; ``dpsgd`` itself now differs."""
+    atc, avg, lian = (engine(data, name, K=1, lr=0.1) for name in ("dpsgd-atc", "dfedavg", "dpsgd"))
+    for e in (atc, avg, lian):
+        run(e)
+    assert atc.state["x"].sum(1).tolist() == pytest.approx(OLD_DPSGD, rel=1e-12, abs=0)
+    assert torch.equal(atc.state["x"], avg.state["x"])
+    assert gap(lian.state["x"], atc.state["x"]) > 1e-6
 
 
 # -------------------------------------------------------------------------------------------- dfedsam §10.16
