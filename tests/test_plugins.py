@@ -9,6 +9,7 @@ import pytest
 
 from dfltheory import cli, plugins
 from dfltheory.testing.registries import isolated
+from dfltheory.verify.stats import VERDICTS
 
 HERE = Path(__file__).parent
 REDECLARED = str(HERE / "plugins" / "redeclared_dfedsam.py")
@@ -106,7 +107,7 @@ def test_the_example_paper_through_every_command(capsys, tmp_path):
                                         str(tmp_path / "claims"), "--json"])
         claims = json.loads(out)["claims"]
         assert code == 0 and [c["id"] for c in claims] == ["minisgd.normalized"]
-        assert claims[0]["verdict"] in ("agrees", "contradicted", "inconclusive")
+        assert claims[0]["verdict"] in VERDICTS and claims[0]["verdict"] != "not testable here"
 
 
 @pytest.mark.parametrize("source, says", [
@@ -240,3 +241,77 @@ def test_a_spawned_worker_loads_the_plugins_its_parent_loaded(monkeypatch):
     with isolated():
         plugins.load_inherited()  # what a fresh rank does first (empirical.distributed.worker)
         assert "minisgd" in PAPERS
+
+
+def _thm(**change):
+    from dataclasses import replace
+
+    from dfltheory.bounds import get
+
+    return replace(get("dfedsam.thm4.1"), **{"paper": "pp", "id": "pp.t", "parent": None, "variant_of": None,
+                                             **change})
+
+
+def _register_paper(*args, **kw):
+    from dfltheory.bounds import register_paper
+
+    return lambda: register_paper(*args, **kw)
+
+
+def _algorithm(factory, name="zz", **kw):
+    from dfltheory.empirical.algorithms import register_algorithm
+
+    return lambda: register_algorithm(name, factory, **kw)
+
+
+def _cases():
+    """Issue 32 item 5: the register_* functions probed with None, wrong types and missing fields raised internal
+    TypeErrors and AttributeErrors (or accepted the value); each is now a ValueError naming the field and the fix."""
+    import sympy as sp
+
+    from dfltheory.bounds import COMMON, Condition, Source
+    from dfltheory.empirical import communication as C
+    from dfltheory.empirical import rules as R
+    from dfltheory.empirical.algorithms import Algorithm
+
+    eta = COMMON["eta"].symbol
+    return [
+        (lambda: _register_paper("pp", None, [_thm()])(), "title=None must be a non-empty string"),
+        (lambda: _register_paper("pp", "t", None)(), r"theorems is None \(NoneType\); give a list of Theorems"),
+        (lambda: _register_paper("pp", "t", _thm())(), r"theorems is .* \(Theorem\); give a list of Theorems"),
+        (lambda: _register_paper("pp", "t", [_thm()], experiments=None)(), "experiments is None"),
+        (lambda: _register_paper("pp", "t", [_thm()], experiments=[1])(), "experiment 1 .* must be an Experiment"),
+        (lambda: _register_paper("pp", "t", [_thm()], sigma_g_form=[])(), "sigma_g_form .* is not one of"),
+        (lambda: _register_paper("pp", "t", [_thm()], origin=None)(), "origin=None must be a string"),
+        (lambda: _register_paper("pp", "t", [_thm(id=None)])(), "a theorem's id must be a string"),
+        (lambda: _thm(variables=None), "pp.t: variables must be a tuple of Var"),
+        (lambda: _thm(conditions=None), "pp.t: conditions must be a tuple of Condition"),
+        (lambda: _thm(conditions=(1,)), "pp.t: conditions must be a tuple of Condition"),
+        (lambda: _thm(terms={"a": "x y"}), "pp.t: terms must be|is not a sympy expression"),
+        (lambda: _thm(terms={"a": object()}), "pp.t: a = .* is not a sympy expression"),
+        (lambda: _thm(source=None), "pp.t: source=None must be a dfltheory.bounds.Source"),
+        (lambda: _thm(title=None), "pp.t: title=None must be a string"),
+        (lambda: Source(None, None), "Source seed=None must be a string"),
+        (lambda: Source("", ""), "a Source names the paper"),
+        (lambda: Condition(1, "eta <= 1"), "is not an inequality"),
+        (lambda: _register_paper("pp", "t", [_thm(conditions=(Condition(sp.Eq(eta, 1), "eta = 1"),))])(),
+         "condition 'eta = 1' is not an inequality"),
+        (lambda: Condition(sp.LessThan(eta, 1, evaluate=False), None), "text=None must be the paper's wording"),
+        (lambda: Condition(sp.LessThan(eta, 1, evaluate=False), "eta <= 1", source="p"), "source='p' must be"),
+        (_algorithm(lambda hp: None, origin=None), "origin=None must be a string"),
+        (_algorithm(lambda hp: Algorithm("zz", None, C.gossip())), "its local rule is NoneType"),
+        (_algorithm(lambda hp: Algorithm("zz", R.sgd(), "gossip")), "its communication rule str"),
+        (_algorithm(lambda hp: Algorithm("zz", R.sgd(), C.gossip(), K=0)), "K=0 must be a number of local steps"),
+        (_algorithm(lambda hp: Algorithm("zz", R.sgd(), C.gossip(), participation=None)), "participation=None"),
+    ]
+
+
+@pytest.mark.parametrize("case", range(len(_cases())))
+def test_the_register_functions_refuse_bad_arguments_with_a_value_error(case):
+    import re
+
+    call, says = _cases()[case]
+    with isolated():
+        with pytest.raises(ValueError) as err:
+            call()
+    assert re.search(says, str(err.value)) and "\n" not in str(err.value), str(err.value)

@@ -66,18 +66,34 @@ def register_paper(paper: str, title: str, theorems: Iterable[Theorem], *, exper
     if not isinstance(paper, str) or not PAPER_ID.match(paper):
         raise ValueError(f"{where}paper id {paper!r} must be lower-case letters, digits, '-' or '_', starting with a "
                          "letter (e.g. 'minisgd')")
+    if not isinstance(title, str) or not title:
+        raise ValueError(f"{where}paper {paper!r}: title={title!r} must be a non-empty string (one line)")
+    if not isinstance(origin, str):
+        raise ValueError(f"paper {paper!r}: origin={origin!r} must be a string (the plugin file, __file__)")
     if any(t.paper == paper for t in _THEOREMS.values()):
         raise ValueError(f"{where}paper {paper!r} is already registered; choose another id")
-    if sigma_g_form is not None and sigma_g_form not in SIGMA_G_FORMS:
+    if sigma_g_form is not None and (not isinstance(sigma_g_form, str) or sigma_g_form not in SIGMA_G_FORMS):
         raise ValueError(f"{where}paper {paper!r}: sigma_g_form {sigma_g_form!r} is not one of "
                          f"{', '.join(SIGMA_G_FORMS)} (or None)")
-    theorems = tuple(theorems)
+    if isinstance(theorems, (Theorem, str)) or not isinstance(theorems, Iterable):
+        raise ValueError(f"{where}paper {paper!r}: theorems is {_short(theorems)}; give a list of Theorems, e.g. "
+                         "[THEOREM]")
+    if isinstance(experiments, str) or not isinstance(experiments, Iterable):
+        raise ValueError(f"{where}paper {paper!r}: experiments is {_short(experiments)}; give a list of "
+                         "dfltheory.bounds.settings.ExperimentSetting (or () for none)")
+    theorems, experiments = tuple(theorems), tuple(experiments)
+    from dfltheory.bounds.settings import ExperimentSetting
+
+    for setting in experiments:
+        if not isinstance(setting, ExperimentSetting) or setting.paper != paper:
+            raise ValueError(f"{where}paper {paper!r}: experiment {_short(setting)} must be an ExperimentSetting "
+                             f"of paper={paper!r}")
     if not theorems:
         raise ValueError(f"{where}paper {paper!r} declares no theorem; give at least one Theorem")
     batch: dict[str, Theorem] = {}
     for thm in theorems:
         if not isinstance(thm, Theorem):
-            raise ValueError(f"{where}paper {paper!r}: {thm!r} is not a dfltheory.bounds.Theorem")
+            raise ValueError(f"{where}paper {paper!r}: {_short(thm)} is not a dfltheory.bounds.Theorem")
         if thm.paper != paper or not thm.id.startswith(paper + "."):
             raise ValueError(f"{where}theorem {thm.id!r} must have paper={paper!r} and an id starting with "
                              f"'{paper}.'")
@@ -96,9 +112,16 @@ def register_paper(paper: str, title: str, theorems: Iterable[Theorem], *, exper
                 raise ValueError(f"{where}{thm.id} refers to unknown theorem {ref!r}; declare it, or name one of "
                                  "the catalog (`dfltheory bounds list`)")
     PAPERS[paper] = title
-    EXPERIMENTS[paper] = tuple(experiments)
+    EXPERIMENTS[paper] = experiments
     SIGMA_G_FORM[paper] = sigma_g_form
     _THEOREMS.update(batch)
+
+
+def _short(value) -> str:
+    """A value as the errors name it: its repr, cut short, with its type."""
+    import reprlib
+
+    return f"{reprlib.repr(value)} ({type(value).__name__})"
 
 
 def catalog() -> dict[str, Theorem]:

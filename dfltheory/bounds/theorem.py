@@ -49,6 +49,13 @@ class Source:
     tag: str = "SEED"
 
     def __post_init__(self):
+        for name in ("seed", "lines", "equation", "card"):
+            if not isinstance(getattr(self, name), str):
+                raise ValueError(f"Source {name}={getattr(self, name)!r} must be a string: where the formula is "
+                                 "printed, e.g. Source('Lian et al. 2017, NeurIPS', 'Theorem 1', 'eq. (5)')")
+        if not self.seed or not self.lines:
+            raise ValueError("a Source names the paper (seed) and where in it (lines), e.g. Source('Lian et al. "
+                             "2017, NeurIPS', 'Theorem 1'); both are empty or missing")
         if self.tag not in TAGS:
             raise ValueError(f"unknown provenance tag {self.tag!r}; use one of {sorted(TAGS)}")
 
@@ -96,6 +103,14 @@ class Condition:
     why: str = ""
 
     def __post_init__(self):
+        if not isinstance(self.text, str) or not self.text:
+            raise ValueError(f"condition {self.relation!r}: text={self.text!r} must be the paper's wording, a "
+                             "non-empty string")
+        if self.source is not None and not isinstance(self.source, Source):
+            raise ValueError(f"condition {self.text!r}: source={self.source!r} must be a dfltheory.bounds.Source "
+                             "(or None)")
+        if not isinstance(self.why, str):
+            raise ValueError(f"condition {self.text!r}: why={self.why!r} must be a string (why the toolkit adds it)")
         if isinstance(self.relation, sp.logic.boolalg.BooleanAtom):
             raise ValueError(
                 f"condition {self.text!r} is trivially {self.relation} under the symbols' positivity assumptions; "
@@ -103,6 +118,9 @@ class Condition:
         if not self.origin:
             tag = self.source.tag if self.source else "SEED"
             object.__setattr__(self, "origin", "derived" if tag in ("DERIVED", "CORRECTED") else "paper")
+        if not isinstance(self.relation, sp.core.relational.Relational):  # (=, != are refused by register_paper)
+            raise ValueError(f"condition {self.text!r}: {self.relation!r} is not an inequality; give a sympy "
+                             "relation <, <=, > or >= (e.g. sp.LessThan(eta, 1 / L, evaluate=False))")
         if self.origin not in ORIGINS:
             raise ValueError(f"condition {self.text!r}: origin {self.origin!r} is not one of {sorted(ORIGINS)}")
         if self.origin == "derived" and not self.why:
@@ -311,6 +329,7 @@ class Theorem:
     notes: str = ""
 
     def __post_init__(self):
+        self._check_types()
         if self.kind not in KINDS:
             raise ValueError(f"{self.id}: kind {self.kind!r} is not one of {KINDS}")
         if not self.terms:
@@ -331,6 +350,41 @@ class Theorem:
         for name in self.schedule:
             if name not in names:
                 raise ValueError(f"{self.id}: schedule sets {name!r}, which is not a variable")
+
+    def _check_types(self) -> None:
+        """Each field of the type the docstring gives, or a ValueError naming the field and the fix (a plugin's
+        theorem is checked here before anything reads it)."""
+        if not isinstance(self.id, str) or not self.id:
+            raise ValueError(f"a theorem's id must be a string '<paper>.<name>', got {self.id!r}")
+        where = self.id
+        for name in ("paper", "title", "quantity", "variant", "notes"):
+            if not isinstance(getattr(self, name), str):
+                raise ValueError(f"{where}: {name}={getattr(self, name)!r} must be a string")
+        for name in ("parent", "variant_of"):
+            if getattr(self, name) is not None and not isinstance(getattr(self, name), str):
+                raise ValueError(f"{where}: {name}={getattr(self, name)!r} must be a theorem id (a string) or None")
+        for name in ("terms", "schedule", "reference"):
+            value = getattr(self, name)
+            if not isinstance(value, Mapping) or not all(isinstance(k, str) for k in value):
+                raise ValueError(f"{where}: {name} must be a dict name -> sympy expression, got {value!r}")
+        for name, expr in {**self.terms, **self.schedule}.items():
+            try:
+                sp.sympify(expr, strict=True)
+            except (sp.SympifyError, TypeError):
+                raise ValueError(f"{where}: {name} = {expr!r} is not a sympy expression; build it from the "
+                                 "variables' symbols (COMMON['eta'].symbol, ...)") from None
+        for name, kind, example in (("variables", Var, "COMMON['eta']"), ("conditions", Condition,
+                                                                         "Condition(sp.LessThan(eta, 1 / L), ...)"),
+                                    ("assumptions", str, "'f is L-smooth'")):
+            value = getattr(self, name)
+            if not isinstance(value, (tuple, list)) or not all(isinstance(v, kind) for v in value):
+                raise ValueError(f"{where}: {name} must be a tuple of {kind.__name__} (e.g. ({example},)), got "
+                                 f"{value!r}")
+        if not isinstance(self.source, Source):
+            raise ValueError(f"{where}: source={self.source!r} must be a dfltheory.bounds.Source naming where the "
+                             "result is printed, e.g. Source('Lian et al. 2017, NeurIPS', 'Theorem 1')")
+        if not isinstance(self.big_o, bool):
+            raise ValueError(f"{where}: big_o={self.big_o!r} must be True or False")
 
     # ----------------------------------------------------------------- symbolic views
     @cached_property
