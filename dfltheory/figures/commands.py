@@ -8,6 +8,9 @@ from pathlib import Path
 
 
 MAX_POINTS = 100_000  # a bound's curve: more points than pixels already
+#: the report's topology table: dense constants (push-sum C and q, n_eff: about n^3 flops) of six topologies, measured
+#: at about 11 s for n = 400 on one shared core (2 s at n = 100, 2 s at n = 200)
+REPORT_MAX_N, REPORT_N_SECONDS = 1000, (400, 11.0)
 
 
 def register(subparsers) -> None:
@@ -17,6 +20,8 @@ def register(subparsers) -> None:
                     "settings, stated against derived rate, bound-holds verdict on exact problems, bound against "
                     "measured on a network with estimated constants, discrepancies), then the sections with their "
                     "figures. Progress on stderr.")
+    p.add_argument("papers", nargs="*", metavar="PAPER",
+                   help="only these papers in every section (default: all, plugins' included), e.g. dfedsam")
     p.add_argument("--out", default="report", help="directory for report.html, report.md, report.json and figures")
     p.add_argument("--no-train", action="store_true", help="skip the DFedSAM least-squares runs (sections 5-7)")
     p.add_argument("--no-verify", action="store_true", help="skip the verification runs on exact problems")
@@ -79,26 +84,85 @@ def register(subparsers) -> None:
 
 
 def _report(args) -> int:
-    from dfltheory.paths import output_dir
+    """Every input checked before any work; exit 0 once the report is written, its failures counted on the last
+    line (a failed case is in the report, not an exit status)."""
     from dfltheory.figures.report import build_report
+    from dfltheory.paths import output_dir
+    from dfltheory.verify.report_data import check_papers
 
+    papers = check_papers(args.papers)
+    check_report_n(args.n)
     output_dir(args.out, "--out")
     verify = not args.no_verify
     if args.verification:
-        from dfltheory.empirical.rundir import read_json
-
-        fix = "give the JSON that dfltheory.verify.holds.verify returns (dfltheory verify --json > FILE)"
-        if not Path(args.verification).is_file():
-            raise ValueError(f"--verification {args.verification}: no such file; {fix}")
-        verify = read_json(args.verification, fix)
-        if "verdicts" not in verify:
-            raise ValueError(f"--verification {args.verification}: not verification results (a JSON object with "
-                             "'verdicts'); give the file dfltheory.verify.holds.verify wrote")
-    build_report(args.out, train=not args.no_train, n=args.n, verify=verify, size=args.size,
-                 network=not args.no_network, pep=not args.no_pep, claims=not args.no_claims,
-                 claims_size=args.claims_size)
+        verify = verification_file(args.verification)
+    rep = build_report(args.out, train=not args.no_train, n=args.n, verify=verify, size=args.size,
+                       network=not args.no_network, pep=not args.no_pep, claims=not args.no_claims,
+                       claims_size=args.claims_size, papers=papers)
     print(Path(args.out) / "report.html")
+    if rep["failures"]:
+        print(f"{len(rep['failures'])} failure{'s' * (len(rep['failures']) != 1)} recorded in the report (its header "
+              "lists them with the commands that reproduce them)")
     return 0
+
+
+def check_report_n(n: int) -> None:
+    """``--n`` of the topology table within reach: refused above :data:`REPORT_MAX_N` with the time it would take."""
+    from dfltheory.topology.checks import arguments
+
+    arguments(cli=True, n=n)
+    if n > REPORT_MAX_N:
+        at, seconds = REPORT_N_SECONDS
+        need = seconds * (n / at) ** 3
+        when = (f"{need / 3600:.0f} hours" if need < 86400 * 2 else f"{need / 86400:,.0f} days" if need < 86400 * 730
+                else f"{need / 86400 / 365:,.0f} years")
+        raise ValueError(f"--n {n:,}: the topology table computes dense constants (about n^3 flops) of six "
+                         f"topologies: about {seconds:g} s at n = {at}, so about {when} at n = {n:,}; give --n at "
+                         f"most {REPORT_MAX_N:,} (`dfltheory topology NAME --n N` computes one topology at larger n)")
+
+
+def verification_file(path: str) -> dict:
+    """The verification results in ``path`` (``dfltheory verify --json``'s output), checked before any work: a
+    JSON object whose 'verdicts' is a list of objects with 'theorem', 'paper' and 'verdict', and which the report's
+    verification section can show; otherwise one line naming what is wrong."""
+    from dfltheory.empirical.rundir import read_json
+    from dfltheory.figures.render import _verification
+    from dfltheory.figures.verdicts import exact_cell
+
+    fix = "give the JSON that dfltheory verify --json prints (dfltheory verify --json > FILE)"
+    if not Path(path).is_file():
+        raise ValueError(f"--verification {path}: no such file; {fix}")
+    ver = read_json(path, fix)
+    head = f"--verification {path}: not verification results"
+    if not isinstance(ver, dict) or "verdicts" not in ver:
+        raise ValueError(f"{head} (a JSON object with 'verdicts'); {fix}")
+    verdicts = ver["verdicts"]
+    if not isinstance(verdicts, list):
+        raise ValueError(f"{head}: 'verdicts' is {type(verdicts).__name__} {json_short(verdicts)}, not a list of "
+                         f"verdicts; {fix}")
+    for k, v in enumerate(verdicts):
+        missing = [key for key in ("theorem", "paper", "verdict") if not isinstance(v, dict) or key not in v]
+        if missing:
+            raise ValueError(f"{head}: verdict {k} ({json_short(v)}) lacks {', '.join(missing)}; {fix}")
+    for key, kind in (("rates", list), ("topology", list), ("informative", list), ("horizons", list),
+                      ("mutations", list), ("figures", dict), ("seeds", list)):
+        if key in ver and not isinstance(ver[key], kind):
+            raise ValueError(f"{head}: '{key}' is {type(ver[key]).__name__}, not a {kind.__name__}; {fix}")
+    try:  # what the report will do with it, now rather than after the other stages
+        _verification(ver)
+        for v in verdicts:
+            exact_cell(v["theorem"], ver)
+    except (TypeError, KeyError, AttributeError, ValueError, IndexError) as err:
+        raise ValueError(f"{head}: the report cannot read it ({type(err).__name__}: {' '.join(str(err).split())}); "
+                         f"{fix}") from None
+    return ver
+
+
+def json_short(value, width: int = 60) -> str:
+    import json
+
+    text = json.dumps(value, default=str)
+    return text if len(text) <= width else text[: width - 3] + "..."
 
 
 def _save(ax, out: str) -> int:
@@ -167,7 +231,14 @@ def _plot_run(args) -> int:
     estimated = {}
     missing = [k for k in thm.required if k not in values and k != "T"]
     if missing:  # the problem constants nobody knows for a network: local estimates along the run
-        from dfltheory.verify.estimators import estimate_run
+        from dfltheory.empirical.rundir import read_json
+        from dfltheory.verify.estimators import FAMILY, SYMBOLS, estimate_run
+
+        algo = read_json(Path(args.run) / "config.json", "train the run again").get("algo")
+        unknown = [k for k in missing if k not in SYMBOLS[FAMILY.get(algo, "dfedsam")]]
+        if unknown:  # named now, before the estimates (minutes) that could not give them
+            raise ValueError(f"{thm.id} needs {', '.join(unknown)}, which neither the run's config nor its estimates "
+                             f"give; pass --set {' '.join(f'{k}=VALUE' for k in unknown)}")
 
         found = estimate_run(args.run).values()
         estimated = {k: found[k] for k in missing if k in found}

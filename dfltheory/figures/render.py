@@ -49,7 +49,7 @@ def _condition_verdict(c: Mapping) -> tuple[str, str]:
 def _settings(experiments) -> list[dict]:
     """Per paper and theorem, the settings grouped by equal verdicts (one table per group)."""
     papers: dict[str, dict[str, dict]] = {}
-    for s in (s for s in experiments if not s.get("variant_check")):
+    for s in (s for s in experiments if not s.get("variant_check") and s.get("status") != "failed"):
         conds = [(c.get("formula") or formula(c["relation"]), c["origin"], *_condition_verdict(c), formula(c["text"]))
                  for c in s["conditions"]]
         group = papers.setdefault(s["paper"], {}).setdefault((s["theorem"], tuple(conds)),
@@ -65,7 +65,7 @@ def _settings(experiments) -> list[dict]:
 
 def _rates(rates) -> list[dict]:
     out = []
-    for r in rates:
+    for r in (r for r in rates if r.get("status") != "failed"):  # a failed one is in the section's failures
         out.append({"id": r["id"], "parent": r["parent"],
                     "schedule": ", ".join(f"{formula(k)} = {formula(v)}" for k, v in r["schedule"].items()),
                     "derived": order_text(r["derived_rate"]), "stated": order_text(r["stated_rate"]),
@@ -90,7 +90,7 @@ def _verification(ver: Mapping | None) -> dict | None:
                      "failed": "; ".join(formula(f) for f in v.get("failed") or ()),
                      "label": v.get("label") if v["verdict"] in ("holds", "violated", "inconclusive") else None,
                      "level": num((v.get("trivial") or {}).get("level")), "T_star": num(v.get("T_star")),
-                     "status": verdict_status(v)})
+                     "status": verdict_status(v), "extras": _verdict_extras(v)})
     rates = [{**r, "horizons": ", ".join(num(h) for h in r.get("horizons", ())), "schedule": _schedule(r["schedule"]),
               "measured_slope": num(r.get("measured_slope")), "bound_slope": num(r.get("bound_slope")),
               "stated_slope": num(r.get("stated_slope"))} for r in ver.get("rates", ())]
@@ -109,9 +109,47 @@ def _verification(ver: Mapping | None) -> dict | None:
                         "figures": list(ver.get("figures", {}).get(p, ()))} for p in papers],
             "rates": rates, "topology": topology, "horizons": _horizons(ver.get("horizons", ())),
             "informative": _informative(ver.get("informative", ())),
+            "mutations": _mutations(ver.get("mutations") or ()),
             "counts": {k: n for k in dict.fromkeys([*VERDICT_STATUS, *(r["verdict"] for r in rows)])
                        if (n := sum(r["verdict"] == k for r in rows))},
             "informative_holds": sum(r["verdict"] == "holds" and r["status"] == "ok" for r in rows)}
+
+
+def _share(x) -> str:
+    return f"{num(100 * x)} %" if isinstance(x, (int, float)) and not isinstance(x, bool) else str(x)
+
+
+def _verdict_extras(v: Mapping) -> list[str]:
+    """What a verdict says about its own test, where verify gives it: the functional measured, why this instance,
+    c* (the factor by which the bound could shrink before the instrument catches it) and each term's share of the
+    bound. Absent keys: nothing."""
+    out = []
+    if v.get("functional"):
+        out.append(f"functional: {v['functional']}")
+    if v.get("instance_rationale"):
+        out.append(f"instance: {v['instance_rationale']}")
+    c = v.get("c_star")
+    if isinstance(c, Mapping) and (c.get("factor") is not None or c.get("instrument")):
+        factor = num(c.get("factor")) if c.get("factor") is not None else "none found"
+        out.append(f"c* = {factor}" + (f" ({c['instrument']})" if c.get("instrument") else ""))
+    if isinstance(v.get("term_shares"), Mapping) and v["term_shares"]:
+        out.append("term shares: " + ", ".join(f"{k} {_share(x)}" for k, x in v["term_shares"].items()))
+    return out
+
+
+def _mutations(rows) -> list[dict]:
+    """The mutation tests of verify (``mutations``): per theorem, each mutated bound, the factor and which check
+    caught it (red where none did), and c* with its instrument."""
+    out = []
+    for m in rows:
+        out.append({"theorem": m.get("theorem", "—"),
+                    "c_star": num(m.get("c_star")) if m.get("c_star") is not None else "—",
+                    "instrument": m.get("instrument") or "—",
+                    "rows": [{"mutation": r.get("mutation", ""),
+                              "factor": num(r.get("factor")) if r.get("factor") is not None else "—",
+                              "caught_by": r.get("caught_by") or "not caught",
+                              "status": "ok" if r.get("caught_by") else "bad"} for r in m.get("rows", ())]})
+    return out
 
 
 def _horizons(rows) -> list[dict]:
@@ -155,11 +193,15 @@ def _certificates(pep: Mapping | None) -> dict | None:
     """The three-way comparison (paper's bound, certificate, worst case) formatted, with its figure."""
     if not pep or not pep.get("certificates"):
         return None
-    rows = [{"algorithm": r["algorithm"], "theorem": r.get("theorem") or "—", "T": r["T"],
+    rows = [_failed_row(r, algorithm=r.get("algorithm", ""), theorem=r.get("theorem") or "—", T=r.get("T", "—"))
+            if r.get("status") == "failed" else
+            {"algorithm": r["algorithm"], "theorem": r.get("theorem") or "—", "T": r["T"],
              "paper": num(r.get("paper_bound")), "certificate": num(r.get("certificate")),
              "worst_case": num(r.get("worst_case")),
-             "proof": ratio(r["paper_bound"] / r["certificate"]) if r.get("paper_bound") else "—",
-             "problem": ratio(r["certificate"] / r["worst_case"]) if r.get("worst_case") else "—"}
+             "proof": ratio(r["paper_bound"] / r["certificate"]) if r.get("paper_bound") and r.get("certificate")
+             else "—",
+             "problem": ratio(r["certificate"] / r["worst_case"]) if r.get("worst_case") and r.get("certificate")
+             else "—", "status": ""}
             for r in pep["certificates"]]
     return {"rows": rows, "figure": pep.get("certificate_figure")}
 
@@ -168,10 +210,18 @@ def _pep(pep: Mapping | None) -> list[dict] | None:
     """The PEP rows (:func:`dfltheory.pep.pep_table`) formatted; status 'ok' where the bound is above the worst case."""
     if not pep:
         return None
-    return [{"algorithm": r["algorithm"], "instance": r["instance"], "quantity": r.get("quantity", ""),
+    return [_failed_row(r, algorithm=r.get("algorithm", ""), instance=r.get("instance", ""),
+                        theorem=r.get("theorem") or "—") if r.get("status") == "failed" else
+            {"algorithm": r["algorithm"], "instance": r["instance"], "quantity": r.get("quantity", ""),
              "worst_case": num(r.get("worst_case")), "theorem": r.get("theorem") or "—", "bound": num(r.get("bound")),
              "ratio": ratio(r.get("ratio")), "verdict": r.get("status", ""),
              "status": "ok" if r.get("status") == "holds" else "warn"} for r in pep["rows"]]
+
+
+def _failed_row(r: Mapping, **shown) -> dict:
+    """A case that raised, as a table row shows it: red ('bad'), ``failed: error`` and the command."""
+    return {**shown, "failed": True, "status": "bad", "verdict": f"failed: {r.get('error', '')}",
+            "error": r.get("error", ""), "command": r.get("command", "")}
 
 
 #: the note under a claims table below the faithful size
@@ -223,6 +273,9 @@ def _network(net: Mapping | None) -> dict | None:
         return None
     out = []
     for r in (net or {}).get("rows", ()):
+        if r.get("status") == "failed":
+            out.append(_failed_row(r, paper=r["paper"], algo=r["algo"], theorem=r["theorem"]))
+            continue
         if r.get("error"):
             out.append({"paper": r["paper"], "algo": r["algo"], "theorem": r["theorem"], "error": formula(r["error"]),
                         "status": "warn"})
@@ -245,6 +298,20 @@ def _network(net: Mapping | None) -> dict | None:
              f"algorithm with its options and K of the verification plan; constants estimated at {net['points']} "
              f"points of each run with {net['iters']} Lanczos steps per Hessian")
     return {"rows": out, "setup": setup}
+
+
+def _failures(rep: Mapping) -> dict:
+    """Every failure (:func:`dfltheory.verify.report_data.collect_failures`): all of them for the header, and per
+    section (``by``: section key -> its failures) for the section that shows them in red."""
+    from dfltheory.verify.report_data import STAGES
+
+    section = dict(zip(STAGES, ("topology", "rates", "settings", "verification", "network", "training", "pep",
+                                "claims")), figures="figures")
+    rows = [{**f, "section": section.get(f["stage"], "figures")} for f in rep.get("failures", ())]
+    by: dict[str, list] = {}
+    for f in rows:
+        by.setdefault(f["section"], []).append(f)
+    return {"all": rows, "by": by}
 
 
 def _short(text: str, width: int = 100) -> str:
@@ -317,7 +384,7 @@ def view(rep: Mapping) -> dict:
             "sweeps": _sweeps(rep.get("sweeps")), "settings": _settings(rep["experiments"]),
             "rates": _rates(rep["rates"]), "topology": topology, "catalog": catalog,
             "pep": _pep(rep.get("pep")), "certificates": _certificates(rep.get("pep")),
-            "claims": _claims(rep.get("claims")),
+            "claims": _claims(rep.get("claims")), "failures": _failures(rep),
             "figures": dict(figs),
             "notes": h.get("notes", {})}
 

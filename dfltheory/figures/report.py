@@ -18,6 +18,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from dfltheory.figures.format import duration, formula
+from dfltheory.verify.report_data import collect_failures, failed, report_command
 
 
 def _spectral_gap_figure():
@@ -70,8 +71,10 @@ def _predicted_vs_measured_figure(training: dict):
     return ax
 
 
-def figures(out: Path, training: dict | None, sweeps: dict | None = None) -> dict[str, str]:
-    """Draw and save the report's own figures into ``out``; returns file name -> caption."""
+def figures(out: Path, training: dict | None, sweeps: dict | None = None, failures: list | None = None,
+            papers=()) -> dict[str, str]:
+    """Draw and save the report's own figures into ``out``; returns file name -> caption of those drawn. A figure
+    that raises is left out and appended to ``failures`` (with the command that draws the report again)."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -91,9 +94,25 @@ def figures(out: Path, training: dict | None, sweeps: dict | None = None) -> dic
                                       "Measured and bound relative to the complete graph, per topology.")
         draw["rate_in_T.png"] = (lambda: plot_rate_in_T(sweeps["rate"]),
                                  "Measured and bound against the horizon T under Corollary 4.1.1's schedule.")
-    for name, (fn, _) in draw.items():
-        save_figure(fn(), out / name)
-    return {name: caption for name, (_, caption) in draw.items()}
+    drawn = {}
+    for name, (fn, caption) in draw.items():
+        try:
+            save_figure(fn(), out / name)
+            drawn[name] = caption
+        except Exception as err:  # one figure: recorded, the others are drawn
+            keep = ("train",) if name not in ("spectral_gap.png", "bound_vs_spectral_gap.png") else ()
+            _failed_figure(failures, name, err, report_command(papers, *keep))
+    return drawn
+
+
+def _failed_figure(failures: list | None, name: str, err: BaseException, command: str) -> None:
+    import matplotlib.pyplot as plt
+
+    plt.close("all")
+    row = failed("figures", name, err, command)
+    if failures is None:
+        raise err
+    failures.append(row)
 
 
 class Progress:
@@ -235,40 +254,69 @@ def readable_network(network: dict) -> dict:
                                            if key in row}} for row in network["rows"]]}
 
 
+def _figure_stage(rep: dict, out: Path, failures: list, papers) -> None:
+    """The figures of every section into ``out``, each section's guarded: one that raises is a failure of the
+    stage 'figures', the section keeps its tables."""
+    steps = []
+    if rep["verification"] is not None:
+        steps.append(("verification", "verify", lambda: verification_figures(rep["verification"], out)))
+    if rep["claims"] is not None:
+        steps.append(("claims", "claims", lambda: claims_figures(rep["claims"], out)))
+    if rep.get("pep") and rep["pep"].get("certificates"):
+        rows = [r for r in rep["pep"]["certificates"] if r.get("status") != "failed"]
+        steps.append(("pep", "pep", lambda: {**rep["pep"], "certificate_figure": certificate_figure(rows, out)}))
+    for key, stage, draw in steps:
+        try:
+            rep[key] = draw()
+        except Exception as err:
+            _failed_figure(failures, f"the figures of {key}", err, report_command(papers, stage))
+    rep["figures"] = figures(out, rep["training"], rep["sweeps"], failures, papers)
+
+
 def build_report(out: str | Path, train: bool = True, n: int = 100, verify: bool | dict = True,
                  size: str = "default", network: bool | dict = True, stream=None, papers=None,
                  pep: bool | dict = True, claims: bool | dict = True, claims_size: str = "default") -> dict:
     """Compute every section (:func:`dfltheory.verify.report_data.report_data`, whose arguments these are), draw
-    the figures and write ``report.html``, ``report.md`` and ``report.json`` into ``out``.
+    the figures and write ``report.html``, ``report.md`` and ``report.json`` into ``out``, with the theorem pages
+    (``theorems/*.html``) the report links to: the folder is self-contained and can be moved.
 
-    Progress goes to ``stream`` (stderr by default; False for none). ``papers`` restricts the rates and settings
-    sections (default: all five papers; the tests use one, for time)."""
+    Progress goes to ``stream`` (stderr by default; False for none). ``papers`` restricts every section to those
+    papers (default: all five papers and the plugins'). A case or stage that fails is recorded (``failures``: the
+    header lists them, each section shows its own in red with the command that reproduces it) and the report goes
+    on; only a report that cannot be written raises."""
     from dfltheory.figures.render import write
+    from dfltheory.figures.theorem_pages import write_pages
     from dfltheory.figures.verdicts import paper_tables
-    from dfltheory.verify.report_data import STAGES, report_data
+    from dfltheory.verify.report_data import STAGES, check_papers, report_data, restrict
 
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
+    papers = check_papers(papers)
     prog = Progress(STAGES + ("figures", "writing the report"), stream=stream)
+    if isinstance(verify, dict) and papers:
+        verify = restrict(verify, papers)
     rep, notes = report_data(out, prog, train=train, n=n, verify=verify, size=size, network=network, papers=papers,
                              pep=pep, claims=claims, claims_size=claims_size)
     prog.stage("figures")
-    if rep["verification"] is not None:
-        rep["verification"] = verification_figures(rep["verification"], out)
-    if rep["claims"] is not None:
-        rep["claims"] = claims_figures(rep["claims"], out)
-    if rep.get("pep") and rep["pep"].get("certificates"):
-        rep["pep"] = {**rep["pep"], "certificate_figure": certificate_figure(rep["pep"]["certificates"], out)}
-    rep["figures"] = figures(out, rep["training"], rep["sweeps"])
+    fig_failures = []
+    _figure_stage(rep, out, fig_failures, papers)
     prog.stage("writing the report")
     rep["experiments"] = with_formulas(rep["experiments"])
     if rep["network"] is not None and not isinstance(network, dict):  # given results are written already
         rep["network"] = readable_network(rep["network"])
-    rep["verdicts"] = paper_tables(out, rep["experiments"], rep["rates"], rep["verification"], rep["network"])
+    try:
+        pages = write_pages(out, papers)
+    except Exception as err:  # the report keeps its links to nowhere rather than ending
+        pages = {}
+        _failed_figure(fig_failures, "the theorem pages (theorems/*.html)", err, report_command(papers))
+    rep["verdicts"] = paper_tables(out, rep["experiments"], rep["rates"], rep["verification"], rep["network"],
+                                   papers=papers, pages=pages)
+    rep["stage_failures"] = rep.get("stage_failures", []) + fig_failures
+    rep["failures"] = collect_failures(rep)
     device = (rep["verification"] or {}).get("device", "cpu")
     seeds = sorted(set((rep["verification"] or {}).get("seeds", [])) | {0})
     rep["header"] = {**machine(device), "seeds": seeds, "stage_seconds": prog.times, "notes": notes,
-                     "size": (rep["verification"] or {}).get("size")}
+                     "size": (rep["verification"] or {}).get("size"), "papers": list(papers or ())}
     prog.close()
     rep["header"]["wall_seconds"] = prog.wall
     write(out, rep)

@@ -19,7 +19,6 @@ the same cells, so they agree by construction.
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -35,6 +34,13 @@ DOCS = Path(__file__).resolve().parents[2] / "docs" / "bounds"
 def cell(text: str, status: str = "none", detail: Sequence[str] = (), more: str = "") -> dict:
     """``text`` the verdict, ``detail`` the lines under it, ``more`` what the HTML shows on hover (and JSON keeps)."""
     return {"text": text, "status": status, "detail": list(detail), "more": more}
+
+
+def failed_cell(rows: Sequence[Mapping]) -> dict:
+    """A cell of cases that raised: ``failed`` in red, each case's error and the command that reproduces it."""
+    return cell(f"failed ({len(rows)} case{'s' * (len(rows) != 1)})", "bad",
+                [f"{r.get('case', '')}: {r['error']}" for r in rows],
+                "; ".join(f"reproduce: {r['command']}" for r in rows if r.get("command")))
 
 
 def order_text(order: str) -> str:
@@ -147,6 +153,9 @@ def conditions_cell(thm_id: str, experiments: Sequence[Mapping], cat, estimated_
     derived): the L below which they hold (over the settings, smallest ... largest), conditions violated for every L,
     undecided ones; with ``estimated_L`` the factor by which it exceeds that limit."""
     settings = _settings_for(thm_id, experiments, cat)
+    broken = [s for s in settings if s.get("status") == "failed"]
+    if broken:  # a check that raised: the cell says so, never "met"
+        return failed_cell(broken)
     if not settings:
         return cell("no setting of the paper is checked against this entry", "none")
     sym, n = formula(settings[0].get("free", "L")), len(settings)
@@ -176,6 +185,8 @@ def rate_cell(thm_id: str, rates: Sequence[Mapping], measured: Sequence[Mapping]
     one, and how many findings ``bounds verify`` reports; a measured slope where the verification fitted one."""
     mine = [r for r in rates if r["parent"] == thm_id]
     slopes = {m["theorem"]: m for m in measured}
+    if any(r.get("status") == "failed" for r in mine):
+        return failed_cell([r for r in mine if r.get("status") == "failed"])
     if not mine:
         return cell("—", "none")
     lines, status = [], "ok"
@@ -252,6 +263,9 @@ def exact_cell(thm_id: str, verification: Mapping | None) -> dict:
     as it is, several as a tally, per constants family below; each setting's verdict on hover."""
     if not verification:
         return cell("verification not run", "none")
+    broken = [f for f in verification.get("failures", ()) if f.get("paper") == thm_id.split(".")[0]]
+    if broken:  # this paper's runs raised: its verdicts are missing, not fine
+        return failed_cell(broken)
     mine = [v for v in verification.get("verdicts", ()) if v["theorem"] == thm_id]
     runs = informative_lines(thm_id, verification)
     if not mine and not runs:
@@ -292,6 +306,8 @@ def network_cell(thm_id: str, network: Mapping | None) -> dict:
     if not mine:
         return cell("—", "none")
     r = mine[0]
+    if r.get("status") == "failed":
+        return failed_cell([r])
     if r.get("error"):
         return cell("not evaluated", "warn", [formula(r["error"])[:160]])
     detail = [f"{r['algo']}, {r['n']} clients, {r['rounds']} rounds; L̂ = {num(r.get('L'))}"]
@@ -313,14 +329,15 @@ def _plain(markdown: str) -> str:
     return re.sub(r"\s+", " ", markdown.replace("`", "").replace("**", "").replace("*", "")).strip()
 
 
-def discrepancies(paper: str, out: str | Path, findings: Sequence[str] = (), docs: Path = DOCS) -> list[dict]:
+def discrepancies(paper: str, findings: Sequence[str] = (), docs: Path = DOCS, page: str | None = None) -> list[dict]:
     """Every numbered item of the "Discrepancies" section of ``docs/bounds/<paper>.md`` (its bold title, or its first
-    words) and every finding of the paper's settings, each with a link from ``out`` to its section."""
+    words) and every finding of the paper's settings, each linked to its section of ``page`` (the page rendered into
+    the report's folder, :mod:`dfltheory.figures.theorem_pages`, relative to it; None: no link)."""
     path = docs / f"{paper}.md"
     if not path.exists():
         return [{"n": i + 1, "title": _plain(f)[:160], "href": None, "where": "dfltheory bounds experiments"}
                 for i, f in enumerate(findings)]
-    href = os.path.relpath(path, Path(out).resolve())
+    href = page
     lines = path.read_text().splitlines()
     sections = {i: line[3:].strip() for i, line in enumerate(lines) if line.startswith("## ")}
     out_items = []
@@ -345,13 +362,13 @@ def discrepancies(paper: str, out: str | Path, findings: Sequence[str] = (), doc
         bold = re.search(r"\*\*(.+?)\*\*", joined)
         title = _plain(bold[1] if bold else joined)
         title = title if len(title) <= 120 else title[:117].rsplit(" ", 1)[0] + " ..."
-        out_items.append({"n": int(n), "title": title.rstrip(".:"), "href": f"{href}#{slug(head)}",
+        out_items.append({"n": int(n), "title": title.rstrip(".:"), "href": href and f"{href}#{slug(head)}",
                           "where": f"docs/bounds/{paper}.md § {head}, item {n}"})
     s_head, _ = section(lambda h: h.lower().startswith("the paper"))
     for f in dict.fromkeys(findings):
         title = _plain(f.split(": ", 1)[0] if len(f) > 120 else f)
         out_items.append({"n": len(out_items) + 1, "title": title[:120],
-                          "href": f"{href}#{slug(s_head)}" if s_head else href,
+                          "href": href and (f"{href}#{slug(s_head)}" if s_head else href),
                           "where": f"docs/bounds/{paper}.md § {s_head or 'settings'} (dfltheory bounds experiments)"})
     return out_items
 
@@ -359,8 +376,10 @@ def discrepancies(paper: str, out: str | Path, findings: Sequence[str] = (), doc
 # --- the tables --------------------------------------------------------------------------------------------------
 
 def paper_tables(out: str | Path, experiments: Sequence[Mapping], rates: Sequence[Mapping],
-                 verification: Mapping | None = None, network: Mapping | None = None) -> list[dict]:
-    """One table per paper (in the catalog's order): its rows with every cell, and its discrepancies."""
+                 verification: Mapping | None = None, network: Mapping | None = None, papers=None,
+                 pages: Mapping[str, str] | None = None) -> list[dict]:
+    """One table per paper (in the catalog's order; ``papers`` only, default all): its rows with every cell, and its
+    discrepancies, linked to the paper's page of ``pages`` (paths relative to the report ``out``)."""
     from dfltheory.bounds import PAPERS, catalog
 
     cat = catalog()
@@ -369,6 +388,8 @@ def paper_tables(out: str | Path, experiments: Sequence[Mapping], rates: Sequenc
     L_hat = {r["paper"]: r.get("L") for r in (network or {}).get("rows", ()) if r.get("L") is not None}
     tables = []
     for paper, title in PAPERS.items():
+        if papers and paper not in papers:
+            continue
         extra = [v["theorem"] for v in verdicts if v["paper"] == paper and v.get("main")]
         rows, main = [], None
         for r in theorem_rows(paper, extra):
@@ -383,5 +404,5 @@ def paper_tables(out: str | Path, experiments: Sequence[Mapping], rates: Sequenc
                          "network": network_cell(r["id"], network)})
         findings = [f for s in experiments if s["id"].startswith(paper + ".") for f in s.get("findings", ())]
         tables.append({"paper": paper, "title": title, "rows": rows,
-                       "discrepancies": discrepancies(paper, out, findings)})
+                       "discrepancies": discrepancies(paper, findings, page=(pages or {}).get(paper))})
     return tables

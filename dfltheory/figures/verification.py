@@ -177,6 +177,21 @@ def plot_rate(rate: dict, path: Path) -> Path | None:
     return save_figure(ax, path)
 
 
+def readable_ratio_axis(ax, which: str, values) -> None:
+    """Log scale where the ratios span a factor 10 or more; else linear with plain decimals (no offset, no
+    ``1.00001×10⁰`` repeated on every tick): ratios near 1 differ in their last digits, which the ticks then show."""
+    from matplotlib.ticker import ScalarFormatter
+
+    vals = [v for v in values if isinstance(v, (int, float)) and math.isfinite(v) and v > 0]
+    if vals and max(vals) / min(vals) >= 10:
+        getattr(ax, f"set_{which}scale")("log")
+        return
+    getattr(ax, f"set_{which}scale")("linear")
+    plain = ScalarFormatter(useOffset=False)
+    plain.set_scientific(False)
+    getattr(ax, f"{which}axis").set_major_formatter(plain)
+
+
 def plot_topology(entries: list[dict], path: Path) -> Path | None:
     """Measured against predicted ratio (to the best-mixing topology) per topology, one marker per paper."""
     if not entries:
@@ -189,8 +204,8 @@ def plot_topology(entries: list[dict], path: Path) -> Path | None:
         for r in rows:
             ax.annotate(r["topology"], (r["bound_ratio"], r["measured_ratio"]), fontsize=6)
     ax.axline((1, 1), slope=1, color="grey", lw=0.8, ls=":")
-    ax.set_xscale("log")
-    ax.set_yscale("log")
+    for which, key in (("x", "bound_ratio"), ("y", "measured_ratio")):
+        readable_ratio_axis(ax, which, [r.get(key) for e in entries for r in e["rows"] if r.get("bound_ratio")])
     ax.set_xlabel("bound ratio to the best-mixing topology")
     ax.set_ylabel("measured ratio to the best-mixing topology")
     ax.set_title("topology dependence: measured against predicted", fontsize=9)

@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+import traceback
 from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
@@ -46,6 +47,35 @@ class StageProgress(Protocol):
     def step(self, *args) -> None: ...
 
 
+# --- failures: one case of a stage that raised, recorded in the report instead of ending it ------------------------
+
+def error_text(err: BaseException) -> str:
+    """``TypeName: message`` on one line (at most 300 characters)."""
+    text = " ".join(str(err).split()) or "(no message)"
+    return f"{type(err).__name__}: {text}"[:300]
+
+
+def failed(stage: str, case: str, err: BaseException | str, command: str, **row) -> dict:
+    """The row of a case that failed: ``row`` (the keys the section's rows have) with ``status`` 'failed', the
+    ``error`` on one line and the ``command`` that reproduces it; its traceback goes to stderr."""
+    if isinstance(err, BaseException):
+        traceback.print_exception(type(err), err, err.__traceback__, file=sys.stderr)
+        err = error_text(err)
+    return {**row, "stage": stage, "case": case, "status": "failed", "error": err, "command": command}
+
+
+def is_failed(row) -> bool:
+    return isinstance(row, dict) and row.get("status") == "failed"
+
+
+def report_command(papers, *keep: str) -> str:
+    """``dfltheory report PAPER ... --no-...`` running only the stages named in ``keep`` ('verify', 'network',
+    'train', 'pep', 'claims') for ``papers``: the command that reproduces one stage of the report."""
+    skip = [f"--no-{s}" for s in ("verify", "network", "train", "pep", "claims") if s not in keep]
+    return " ".join(["dfltheory report", *(papers or ()), "--out", "report-repro", *skip])
+
+
+
 def topology_section(n: int = 100) -> dict:
     from dfltheory.topology import analyze
 
@@ -62,9 +92,14 @@ def catalog_section() -> dict:
 
 
 def _rate(i: str) -> dict:
+    """``dfltheory bounds verify ID``'s comparison, or the failed row (its parent theorem kept for the tables)."""
+    from dfltheory.bounds import get
     from dfltheory.bounds.rates import verify
 
-    return verify(i).to_dict()
+    try:
+        return verify(i).to_dict()
+    except Exception as err:  # one corollary: recorded, the others go on
+        return failed(STAGES[1], i, err, f"dfltheory bounds verify {i}", id=i, parent=getattr(get(i), "parent", None))
 
 
 def rates_section(progress: Callable | None = None, papers=None) -> list[dict]:
@@ -108,7 +143,11 @@ def _violations(setting: str, theorem: str, free: str) -> list[dict] | None:
     from dfltheory.bounds.settings import violations
 
     s = replace(next(s for s in _settings() if s.id == setting), theorem=theorem)
-    return violations(s, free) if free in get(theorem).symbols else None
+    try:
+        return violations(s, free) if free in get(theorem).symbols else None
+    except Exception as err:  # one setting: recorded, the others go on
+        return failed(STAGES[2], f"{setting} against {theorem}", err,
+                      f"dfltheory bounds experiments {setting.split('.')[0]}")
 
 
 def experiments_section(progress: Callable | None = None, papers=None) -> list[dict]:
@@ -126,10 +165,18 @@ def experiments_section(progress: Callable | None = None, papers=None) -> list[d
     unique = list(first.values())
     results = dict(zip(unique, pool_map(_violations, [(i, t, key[i, t][2]) for i, t in unique], WORKERS,
                                         progress)))
-    return [{"id": s.id, "paper": s.paper, "theorem": t, "description": s.description, "values": dict(s.values),
-             "free": s.free[0], "findings": [] if variant else list(s.findings), "variant_check": variant,
-             "conditions": results[first[key[s.id, t]]]}
-            for s, t, variant in todo if results[first[key[s.id, t]]] is not None]
+    rows = []
+    for s, t, variant in todo:
+        found = results[first[key[s.id, t]]]
+        if found is None:
+            continue
+        row = {"id": s.id, "paper": s.paper, "theorem": t, "description": s.description, "values": dict(s.values),
+               "free": s.free[0], "findings": [] if variant else list(s.findings), "variant_check": variant,
+               "conditions": [] if is_failed(found) else found}
+        if is_failed(found):
+            row.update({k: found[k] for k in ("stage", "status", "error", "command")}, case=f"{s.id} against {t}")
+        rows.append(row)
+    return rows
 
 
 def training_section(out: Path, rounds: int = 60, n: int = 16) -> dict:
@@ -166,18 +213,60 @@ def sweeps_section(out: Path) -> dict:
             "rate": rate_in_T(out / "sweep-rate", n=16, horizons=(25, 50, 100, 200))}
 
 
-def verification_section(out: Path, size: str, progress: Callable | None = None) -> tuple[dict | None, str]:
-    """``dfltheory.verify.holds.verify`` on every main theorem and variant (runs cached in ``out/verify/runs``), or
-    None and why not where it failed."""
+def merge_results(parts: list[dict], sums: tuple[str, ...] = ()) -> dict:
+    """One result from several of the same schema (one paper each): lists joined, dicts updated, the keys ``sums``
+    added, any other key the first part's."""
+    merged = dict(parts[0])
+    for part in parts[1:]:
+        for k, v in part.items():
+            if isinstance(v, list) and isinstance(merged.get(k), list):
+                merged[k] = merged[k] + v
+            elif isinstance(v, dict) and isinstance(merged.get(k), dict):
+                merged[k] = {**merged[k], **v}
+            elif k in sums and isinstance(v, (int, float)):
+                merged[k] = (merged.get(k) or 0) + v
+            else:
+                merged.setdefault(k, v)
+    return merged
+
+
+def per_paper(run: Callable[[tuple], dict], papers, stage: str, command: Callable[[str], str],
+              sums: tuple[str, ...] = ()) -> tuple[dict | None, str]:
+    """``run(papers)`` at once; where it raises, ``run((paper,))`` for each paper (cached runs are read again, not
+    retrained), a paper that raises recorded in ``failures`` (with the command that reproduces it) and the others
+    kept. (result or None, why None)."""
+    from dfltheory.bounds import PAPERS
+
+    chosen = tuple(papers) if papers else tuple(PAPERS)
+    try:
+        return {**run(chosen), "failures": []}, ""
+    except Exception as err:  # retried paper by paper below: one paper's failure keeps the others
+        traceback.print_exc()
+        first = err
+    parts, failures = [], []
+    for paper in chosen:
+        try:
+            parts.append(run((paper,)))
+        except Exception as err:
+            failures.append(failed(stage, paper, err, command(paper), paper=paper))
+    if not parts:
+        return None, (f"{stage} failed: {error_text(first)} (the traceback is on stderr; reproduce: "
+                      f"{command(' '.join(chosen))})")
+    return {**merge_results(parts, sums), "failures": failures}, ""
+
+
+def verification_section(out: Path, size: str, progress: Callable | None = None,
+                         papers=None) -> tuple[dict | None, str]:
+    """``dfltheory.verify.holds.verify`` on every main theorem and variant of ``papers`` (default all; runs cached in
+    ``out/verify/runs``); where it fails, paper by paper (:func:`per_paper`): a paper that fails is in
+    ``failures``. None and why where every paper failed."""
     from dfltheory.verify.holds import verify
 
-    try:
-        return verify(targets=("all",), size=size, out=out / "verify", progress=progress, workers=WORKERS), ""
-    except Exception as err:  # the report keeps every other section; the traceback goes to stderr
-        import traceback
+    def run(chosen):
+        return verify(targets=chosen, size=size, out=out / "verify", progress=progress, workers=WORKERS)
 
-        traceback.print_exc()
-        return None, f"verification failed: {type(err).__name__}: {err} (the traceback is on stderr)"
+    return per_paper(run, papers, "verification", lambda p: f"dfltheory verify {p} --size {size} --out verify-repro",
+                     sums=("wall_seconds",))
 
 
 def run_values(run: str | Path) -> dict[str, float]:
@@ -216,26 +305,30 @@ def run_values(run: str | Path) -> dict[str, float]:
 
 
 def network_section(out: Path, rounds: int = 10, n: int = 4, points: int = 2, iters: int = 8,
-                    progress: Callable | None = None) -> tuple[dict | None, str]:
+                    progress: Callable | None = None, papers=None) -> tuple[dict | None, str]:
     """A digits network (the default MLP) trained with each paper's algorithm for a few rounds on a ring of ``n``
     (the algorithm, its options and the quantity measured are those of the paper's main theorem in
     :func:`dfltheory.verify.plans.plans`); the constants estimated from each run
     (``dfltheory.verify.estimators.estimate_run`` at ``points`` points, ``iters`` Lanczos steps: small, for time), the
     paper's and all conditions at the run's hyper-parameters (push-sum C, q measured on the graph), the largest step
     size the paper's conditions allow, and the bound against the measured quantity. A paper whose run cannot be
-    evaluated keeps a row with the reason (``error``)."""
+    evaluated keeps a row with the reason (``error``); one that raises anything else a failed row (``status``
+    'failed', the command that reproduces it). ``papers`` restricts the rows (default: every paper's)."""
     from dfltheory.verify.plans import plans
 
     rows = []
-    for k, plan in enumerate(plans().values()):
+    chosen = [plan for plan in plans().values() if papers is None or plan.paper in papers]
+    for k, plan in enumerate(chosen):
         target = next(t for t in plan.targets if t.main)
+        base = {"paper": plan.paper, "algo": target.algo, "theorem": target.theorem, "rounds": rounds, "n": n}
         try:
             rows.append(_network_row(out, plan, target, rounds, n, points, iters))
-        except (KeyError, ValueError, RuntimeError) as err:
-            rows.append({"paper": plan.paper, "algo": target.algo, "theorem": target.theorem, "rounds": rounds,
-                         "n": n, "error": f"{type(err).__name__}: {str(err).strip(chr(34))}"})
+        except (KeyError, ValueError) as err:  # the run cannot be evaluated against the theorem: a finding
+            rows.append({**base, "error": f"{type(err).__name__}: {str(err).strip(chr(34))}"})
+        except Exception as err:  # a crash of this paper's run: recorded, the other papers go on
+            rows.append(failed(STAGES[4], plan.paper, err, report_command((plan.paper,), "network"), **base))
         if progress:
-            progress("runs", k + 1, len(plans()))
+            progress("runs", k + 1, len(chosen))
     return {"rounds": rounds, "n": n, "points": points, "iters": iters, "rows": rows}, ""
 
 
@@ -305,22 +398,72 @@ CERTIFICATE_CASES = (("dpsgd", {"K": 1, "eta": 0.1}), ("dfedadmm", {"K": 1, "eta
 CERTIFICATE_T = (3, 5, 10, 20)  # the certificate at each T is optimised for it; larger T: `dfltheory certify`
 
 
-def certificates_section(T=CERTIFICATE_T) -> list[dict]:
+def _pep_paper(algorithm: str) -> str:
+    """The paper whose theorem covers ``algorithm``'s PEP (:func:`dfltheory.pep.compare.theorem_for`)."""
+    from dfltheory.pep.compare import theorem_for
+
+    return theorem_for(algorithm).split(".")[0]
+
+
+def certificate_command(algorithm: str, kw: dict, T=CERTIFICATE_T) -> str:
+    """``dfltheory certify`` on one case of :data:`CERTIFICATE_CASES`."""
+    sets = " ".join(f"{k}={v:g}" for k, v in kw.items() if k not in ("K", "eta"))
+    return (f"dfltheory certify {algorithm} --m 2 --K {kw['K']} --eta {kw['eta']:g} --T {' '.join(map(str, T))} "
+            f"--lambda 0.5 --set sigma_g=1 B=2{' ' + sets if sets else ''}")
+
+
+def certificates_section(T=CERTIFICATE_T, papers=None) -> list[dict]:
     """The paper's bound, the horizon-free certificate's bound (:func:`dfltheory.pep.certificate_table`) and the
-    fixed-T worst case (T <= 10) of each case of :data:`CERTIFICATE_CASES`: how much of a bound's looseness is the
-    proof's (paper / certificate) and how much the problem's (certificate / worst case). About 40 s."""
+    fixed-T worst case (T <= 10) of each case of :data:`CERTIFICATE_CASES` (of ``papers``' theorems, default all):
+    how much of a bound's looseness is the proof's (paper / certificate) and how much the problem's (certificate /
+    worst case). About 40 s. A case that raises is one failed row (its command), the others go on."""
     from dfltheory.pep import W_lambda, certificate_table
 
-    return [row for algorithm, kw in CERTIFICATE_CASES
-            for row in certificate_table((algorithm,), m=2, T=T, W=W_lambda(2, 0.5), sigma_g=1.0, B=2.0, **kw)]
+    rows = []
+    for algorithm, kw in CERTIFICATE_CASES:
+        if papers is not None and _pep_paper(algorithm) not in papers:
+            continue
+        command = certificate_command(algorithm, kw, T)
+        try:
+            found = certificate_table((algorithm,), m=2, T=T, W=W_lambda(2, 0.5), sigma_g=1.0, B=2.0, **kw)
+        except Exception as err:
+            found = [failed(STAGES[6], f"certificate {algorithm}", err, command, algorithm=algorithm, K=kw["K"],
+                            eta=kw["eta"], T=", ".join(map(str, T)), theorem=None)]
+        rows += [{**r, "stage": STAGES[6], "case": f"certificate {algorithm}, T = {r.get('T')}",
+                  "command": r.get("command") or command} if is_failed(r) else r for r in found]
+    return rows
 
 
-def pep_section() -> dict:
-    """:func:`dfltheory.pep.pep_table`: the worst case of each algorithm's quantity (PEP) against its theorem's
-    bound at sigma_l = 0, one row per instance; and :func:`certificates_section`."""
+def pep_command(index: int) -> str:
+    """The command that solves the ``index``-th instance of :data:`dfltheory.pep.table.INSTANCES` alone."""
+    return (f'python -c "from dfltheory.pep.table import INSTANCES, pep_table; '
+            f'print(pep_table([INSTANCES[{index}]]))"')
+
+
+def pep_rows(papers=None) -> list[dict]:
+    """:func:`dfltheory.pep.pep_table` one instance at a time (of ``papers``' theorems, default all): an instance
+    that raises is one failed row with the command that solves it alone, the others go on."""
     from dfltheory.pep import pep_table
+    from dfltheory.pep.table import INSTANCES
 
-    return {"rows": pep_table(), "certificates": certificates_section()}
+    rows = []
+    for k, (algorithm, kw, mixing, lam) in enumerate(INSTANCES):
+        if papers is not None and _pep_paper(algorithm) not in papers:
+            continue
+        try:
+            found = pep_table([(algorithm, kw, mixing, lam)])
+        except Exception as err:
+            found = [failed(STAGES[6], f"PEP {algorithm}, {mixing}", err, pep_command(k), algorithm=algorithm,
+                            instance=f"instance {k} of dfltheory.pep.table.INSTANCES: {mixing}", theorem=None)]
+        rows += [{**r, "stage": STAGES[6], "case": f"PEP {algorithm}, {mixing}",
+                  "command": r.get("command") or pep_command(k)} if is_failed(r) else r for r in found]
+    return rows
+
+
+def pep_section(papers=None) -> dict:
+    """:func:`pep_rows`: the worst case of each algorithm's quantity (PEP) against its theorem's bound at
+    sigma_l = 0, one row per instance; and :func:`certificates_section` (of ``papers``, default all)."""
+    return {"rows": pep_rows(papers), "certificates": certificates_section(papers=papers)}
 
 
 def claims_partition(m: int, seed: int = 0) -> dict:
@@ -334,19 +477,69 @@ def claims_partition(m: int, seed: int = 0) -> dict:
             "counts": D.label_counts(data).tolist()}
 
 
-def claims_section(out: Path, size: str, progress: Callable | None = None) -> tuple[dict | None, str]:
-    """:func:`dfltheory.verify.claims.run_claims` for every paper (cohorts cached in ``out/claims/cohorts``), or
-    None and why where it failed."""
+def claims_section(out: Path, size: str, progress: Callable | None = None, papers=None) -> tuple[dict | None, str]:
+    """:func:`dfltheory.verify.claims.run_claims` for ``papers`` (default every paper; cohorts cached in
+    ``out/claims/cohorts``); where it fails, paper by paper (:func:`per_paper`): a paper that fails is in
+    ``failures``. None and why where every paper failed."""
     from dfltheory.verify.claims import run_claims
 
-    try:
-        result = run_claims(papers=("all",), size=size, out=out / "claims", workers=WORKERS, progress=progress)
-        return {**result, "partition": claims_partition(result["m"])}, ""
-    except Exception as err:  # the report keeps every other section; the traceback goes to stderr
-        import traceback
+    def run(chosen):
+        return run_claims(papers=chosen, size=size, out=out / "claims", workers=WORKERS, progress=progress)
 
-        traceback.print_exc()
-        return None, f"claims failed: {type(err).__name__}: {err} (the traceback is on stderr)"
+    result, note = per_paper(run, papers, "claims", lambda p: f"dfltheory claims {p} --size {size} --out claims-repro",
+                             sums=("wall_seconds", "cpu_seconds", "cohort_seconds", "cohorts", "cohorts_trained",
+                                   "runs"))
+    if result is None:
+        return None, note
+    try:
+        return {**result, "partition": claims_partition(result["m"])}, ""
+    except Exception as err:  # the figure of the partition only: the claims stay
+        result["failures"].append(failed(STAGES[7], "the partition the claims train on", err,
+                                         f"dfltheory plot partition --clients {result['m']} --out partition.png"))
+        return result, ""
+
+
+def collect_failures(rep: dict) -> list[dict]:
+    """Every failed case of the sections (rows with ``status`` 'failed', the verification's and claims'
+    ``failures``) and every stage that failed whole (``stage_failures``), in the order of the stages."""
+    pep = rep.get("pep") or {}
+    found = [*rep.get("stage_failures", ()), *(rep.get("rates") or ()), *(rep.get("experiments") or ()),
+             *(rep.get("verification") or {}).get("failures", ()), *(rep.get("network") or {}).get("rows", ()),
+             *pep.get("rows", ()), *pep.get("certificates", ()), *(rep.get("claims") or {}).get("failures", ())]
+    rows = [{"stage": r.get("stage", ""), "case": r.get("case") or r.get("id") or r.get("algorithm") or "",
+             "error": r.get("error") or "", "command": r.get("command") or ""} for r in found if is_failed(r)]
+    order = list(STAGES) + ["figures"]
+    return sorted(rows, key=lambda r: order.index(r["stage"]) if r["stage"] in order else len(order))
+
+
+def check_papers(papers) -> tuple[str, ...] | None:
+    """The papers a report is restricted to (None: every paper), each a known paper (plugins' included); an unknown
+    name is a ValueError listing the known ones."""
+    from dfltheory.bounds import PAPERS
+
+    if not papers or tuple(papers) == ("all",):
+        return None
+    unknown = [p for p in papers if p not in PAPERS]
+    if unknown:
+        raise ValueError(f"unknown paper{'s' * (len(unknown) > 1)} {', '.join(map(repr, unknown))}; give any of "
+                         f"{', '.join(PAPERS)} (or none for all; a plugin's paper needs --plugin FILE)")
+    return tuple(dict.fromkeys(papers))
+
+
+def restrict(result: dict, papers) -> dict:
+    """Given verification results (verify's schema) kept to ``papers``: their verdicts, rates, topology, T* and
+    informative rows (by ``paper``, or the paper of ``theorem``) and their figures and overlays."""
+    def mine(row) -> bool:
+        paper = row.get("paper") or str(row.get("theorem", "")).split(".")[0] if isinstance(row, dict) else None
+        return paper in papers
+
+    out = dict(result)
+    for key, value in result.items():
+        if key in ("figures", "overlays", "constants") and isinstance(value, dict):
+            out[key] = {p: v for p, v in value.items() if p in papers} if key != "constants" else value
+        elif isinstance(value, list) and all(isinstance(r, dict) for r in value):
+            out[key] = [r for r in value if mine(r)]
+    return out
 
 
 def report_data(out: Path, progress: StageProgress, train: bool = True, n: int = 100, verify: bool | dict = True,
@@ -359,20 +552,49 @@ def report_data(out: Path, progress: StageProgress, train: bool = True, n: int =
     it; ``network`` trains the digits network of each paper (a dict: those results as a report holds them, its
     relations written for a reader); ``train`` the DFedSAM least-squares runs; ``pep`` the PEP worst cases (a
     dict: :func:`pep_section`'s result); ``claims`` the papers' experimental claims at ``claims_size`` (a dict:
-    those results). ``papers`` restricts the rates and settings sections (default: all five papers)."""
-    notes = {}
+    those results). ``papers`` restricts every stage to those papers (default: all; :func:`check_papers`): their
+    rates, settings, verification, network rows, PEP rows and certificate cases of their theorems, claims; the
+    DFedSAM least-squares runs only where DFedSAM is one.
+
+    Nothing here ends the report: a case that raises is a failed row of its section, a stage that raises is in
+    ``stage_failures`` (its traceback on stderr); :func:`collect_failures` lists them all."""
+    papers = check_papers(papers)
+    notes, stage_failures = {}, []
+    only = list(papers or ())
+
+    def guarded(stage: str, fn: Callable, default, command: str):
+        try:
+            return fn()
+        except Exception as err:  # the whole stage: recorded, the other stages go on
+            stage_failures.append(failed(stage, "the whole stage", err, command))
+            notes[stage] = f"failed: {stage_failures[-1]['error']} (reproduce: {command})"
+            return default
+
     progress.stage("topology constants")
-    rep = {"topology": topology_section(n), "catalog": catalog_section()}
+    rep = {"papers": only, "stage_failures": stage_failures}
+    rep["topology"] = guarded(STAGES[0], lambda: topology_section(n), {"n": n, "rows": {}},
+                              f"dfltheory topology ring --n {n}")
+    rep["catalog"] = guarded(STAGES[0], catalog_section, {"count": 0, "by_paper": {}, "by_kind": {}, "by_tag": {}},
+                             "dfltheory bounds list")
     progress.stage("stated against derived rates")
-    rep["rates"] = rates_section(lambda *done: progress.step("corollaries", *done), papers)
+    rep["rates"] = guarded(STAGES[1], lambda: rates_section(lambda *done: progress.step("corollaries", *done), papers),
+                           [], f"dfltheory bounds verify {only[0] if len(only) == 1 else ''}".strip())
     progress.stage("the papers' settings against their conditions")
-    rep["experiments"] = experiments_section(lambda *done: progress.step("settings", *done), papers)
+    rep["experiments"] = guarded(STAGES[2], lambda: experiments_section(
+        lambda *done: progress.step("settings", *done), papers), [],
+        f"dfltheory bounds experiments {only[0] if len(only) == 1 else ''}".strip())
     if isinstance(verify, dict):
         progress.skip("verification runs", "results given")
         rep["verification"] = verify
     elif verify:
         progress.stage("verification runs")
-        rep["verification"], notes["verification"] = verification_section(out, size, progress.step)
+        rep["verification"], notes["verification"] = guarded(
+            STAGES[3], lambda: verification_section(out, size, progress.step, papers), (None, ""),
+            report_command(only, "verify"))
+        notes["verification"] = notes["verification"] or notes.get(STAGES[3], "")
+        if rep["verification"] is None and STAGES[3] not in notes:
+            stage_failures.append(failed(STAGES[3], "every paper", notes["verification"],
+                                         report_command(only, "verify")))
     else:
         progress.skip("verification runs", "--no-verify")
         rep["verification"], notes["verification"] = None, "verification not run (--no-verify)"
@@ -381,31 +603,43 @@ def report_data(out: Path, progress: StageProgress, train: bool = True, n: int =
         rep["network"] = network
     elif network:
         progress.stage("a digits network per paper")
-        rep["network"], notes["network"] = network_section(out, progress=progress.step)
+        rep["network"], notes["network"] = guarded(
+            STAGES[4], lambda: network_section(out, progress=progress.step, papers=papers), (None, ""),
+            report_command(only, "network"))
+        notes["network"] = notes["network"] or notes.get(STAGES[4], "")
     else:
         progress.skip("a digits network per paper", "--no-network")
         rep["network"], notes["network"] = None, "left out (--no-network)"
-    if train:
+    rep["training"] = rep["sweeps"] = None
+    if train and papers is not None and "dfedsam" not in papers:
+        progress.skip("DFedSAM training runs", "DFedSAM is not among the papers")
+        notes["training"] = "left out: DFedSAM's least-squares runs belong to the report of dfedsam"
+    elif train:
         progress.stage("DFedSAM training runs")
-        rep["training"] = training_section(out)
+        command = report_command(["dfedsam"] if papers else [], "train")
+        rep["training"] = guarded(STAGES[5], lambda: training_section(out), None, command)
         progress.step("parts", 1, 3)
-        rep["sweeps"] = sweeps_section(out)
+        rep["sweeps"] = guarded(STAGES[5], lambda: sweeps_section(out), None, command)
         progress.step("parts", 3, 3)
     else:
         progress.skip("DFedSAM training runs", "--no-train")
-        rep["training"] = rep["sweeps"] = None
+        notes["training"] = "skipped (--no-train)"
     if isinstance(pep, dict) or not pep:
         progress.skip("worst cases (PEP)", "results given" if pep else "--no-pep")
         rep["pep"] = pep or None
     else:
         progress.stage("worst cases (PEP)")
-        rep["pep"] = pep_section()
+        rep["pep"] = guarded(STAGES[6], lambda: pep_section(papers), None, report_command(only, "pep"))
     if isinstance(claims, dict) or not claims:
         progress.skip("the papers' experimental claims", "results given" if claims else "--no-claims")
         rep["claims"] = claims or None
         notes["claims"] = "" if claims else "left out (--no-claims)"
     else:
         progress.stage("the papers' experimental claims")
-        rep["claims"], notes["claims"] = claims_section(out, claims_size,
-                                                        lambda d, t, e: progress.step("cohorts", d, t, e))
+        rep["claims"], notes["claims"] = guarded(
+            STAGES[7], lambda: claims_section(out, claims_size, lambda d, t, e: progress.step("cohorts", d, t, e),
+                                              papers), (None, ""), report_command(only, "claims"))
+        notes["claims"] = notes["claims"] or notes.get(STAGES[7], "")
+        if rep["claims"] is None and STAGES[7] not in notes:
+            stage_failures.append(failed(STAGES[7], "every paper", notes["claims"], report_command(only, "claims")))
     return rep, notes

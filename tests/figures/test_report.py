@@ -1,6 +1,5 @@
-"""The verdict-first report: built once (no training, no network, the verification results of the hand-written
-fixture ``verify_fixture.json``, the rates and settings of DFedSAM only, for time) and read as a browser and a
-reader would: every figure it references exists, every paper has its table with a row per main theorem, no raw
+"""The verdict-first report: built once for DFedSAM only (no training, no network, the verification results of the
+hand-written fixture ``verify_fixture.json``, for time) and read as a browser and a reader would: every figure it references exists, every paper has its table with a row per main theorem, no raw
 sympy or Python reprs, numbers formatted, and the Markdown and JSON say what the HTML says."""
 
 import json
@@ -137,14 +136,14 @@ def test_every_referenced_figure_exists_and_nothing_loads_from_the_network(built
     html = (out / "report.html").read_text()
     assert "<script" not in html and "http://" not in html and "https://" not in html
     html_ids = set(re.findall(r'id="([^"]+)"', html))
-    for href in page.links:  # the table of contents, and the discrepancies linked to their section of docs/bounds
+    assert any(h.startswith("theorems/dfedsam.html#") for h in page.links)
+    for href in page.links:  # the table of contents, and the discrepancies linked to their section of the theorem page
         path, _, anchor = href.partition("#")
         if not path:
             assert anchor in html_ids, href
             continue
         assert (out / path).is_file() and anchor, href
-        heading = [ln for ln in (out / path).read_text().splitlines() if ln.startswith("## ")]
-        assert anchor in {slug(h[3:]) for h in heading}, href
+        assert f'id="{anchor}"' in (out / path).read_text(), href  # the section of the page rendered into out
     md = (out / "report.md").read_text()
     for src in re.findall(r"!\[[^\]]*\]\(([^)]+)\)", md):
         assert (out / src).is_file(), src
@@ -152,14 +151,21 @@ def test_every_referenced_figure_exists_and_nothing_loads_from_the_network(built
 
 def test_one_table_per_paper_with_every_main_theorem_and_its_variants(built):
     from dfltheory.bounds import PAPERS, catalog
+    from dfltheory.figures.verdicts import paper_tables
 
     out, rep, page, ver = built
-    assert list(page.tables) == list(PAPERS)
+    assert list(page.tables) == ["dfedsam"]  # the report of one paper has its table only
+    # every paper's table, from the same data (the other papers' rates and settings were not computed, for time)
+    every = paper_tables(out, rep["experiments"], rep["rates"], ver, NETWORK)
+    tables = {t["paper"]: {r["id"]: {k: r[k]["text"] for k in ("conditions", "rate", "exact", "network")}
+                           for r in t["rows"]} for t in every}
+    assert list(tables) == list(PAPERS)
     for v in ver["verdicts"]:
-        assert v["theorem"] in page.tables[v["paper"]]
+        assert v["theorem"] in tables[v["paper"]]
     for t in catalog().values():
         if t.kind == "theorem":
-            assert t.id in page.tables[t.paper], t.id
+            assert t.id in tables[t.paper], t.id
+            assert t.paper != "dfedsam" or t.id in page.tables["dfedsam"], t.id
     sam = page.tables["dfedsam"]
     # holds x300 and conditions fail at eta = 0.1
     # the fixture's verdicts carry no trivial level: their holds count as trivial, never green
@@ -169,13 +175,13 @@ def test_one_table_per_paper_with_every_main_theorem_and_its_variants(built):
     assert sam["dfedsam.thm4.1.E2"]["conditions"].startswith("paper's: met only for L < 0.05")
     assert sam["dfedsam.thm4.1.corrected"]["conditions"].startswith("paper's: met only for L")  # its own conditions
     assert "same order" in sam["dfedsam.thm4.1.E2"]["rate"] or "differs" in sam["dfedsam.thm4.1.E2"]["rate"]
-    assert page.tables["dfedcata"]["dfedcata.thm1"]["exact"] == "violated ×0.5"
-    assert page.tables["dfedpgp"]["dfedpgp.thm1.eq33"]["exact"] == "not verified"
+    assert tables["dfedcata"]["dfedcata.thm1"]["exact"] == "violated ×0.5"
+    assert tables["dfedpgp"]["dfedpgp.thm1.eq33"]["exact"] == "not verified"
     assert sam["dfedsam.thm4.1"]["network"] == "bound 41.5 vs measured 0.0571 (×726.8)"
-    assert page.tables["dfedsgpsm"]["dfedsgpsm.thm1"]["network"] == "no bound: η < δ/(8·K·L) fails"
+    assert tables["dfedsgpsm"]["dfedsgpsm.thm1"]["network"] == "no bound: η < δ/(8·K·L) fails"
     assert sam["dfedsam.thm4.1"]["conditions"].startswith("paper's: violated by ×10.52 ... ×42.06 at L̂ = 2.103")
-    assert page.tables["dfedpgp"]["dfedpgp.thm1"]["network"] == "not evaluated"
-    assert sum(r["network"] != "—" for t in page.tables.values() for r in t.values()) == 3
+    assert tables["dfedpgp"]["dfedpgp.thm1"]["network"] == "not evaluated"
+    assert sum(r["network"] != "—" for t in tables.values() for r in t.values()) == 3
     assert len([i for i in rep["verdicts"] if i["paper"] == "dfedsam"][0]["discrepancies"]) >= 10
 
 
@@ -206,7 +212,7 @@ def test_markdown_and_json_agree_with_the_html_on_the_verdicts(built):
             for col in ("conditions", "rate", "exact", "network"):
                 assert html_row[col] == row[col]["text"], (row["id"], col)
                 assert row[col]["text"].replace("|", "\\|") in line, (row["id"], col)
-    assert saved["verification"]["verdicts"] == ver["verdicts"]
+    assert saved["verification"]["verdicts"] == [v for v in ver["verdicts"] if v["paper"] == "dfedsam"]
     assert saved["header"]["seeds"] == [0, 1, 2, 3, 4] and saved["header"]["wall_seconds"] > 0
 
 
@@ -363,10 +369,285 @@ def test_green_only_for_informative_holds_and_the_informative_runs_come_first():
 
 
 def test_the_informative_runs_and_the_T_star_table_are_in_the_html_and_markdown(built):
+    from dfltheory.figures.render import render
+
     out, rep, page, ver = built
-    html, md = (out / "report.html").read_text(), (out / "report.md").read_text()
+    assert rep["verification"]["informative"] == []  # DFedSAM's report: the fixture's runs are other papers'
+    pages = render({**rep, "verification": ver})  # the same report with every paper's verification results
+    html, md = pages["report.html"], pages["report.md"]
     for text in (html, md):
         assert "Informative runs: beyond T*" in text and "T*: the horizon from which each main theorem" in text
         assert "no T*: no theorem of this algorithm has a T*" in text  # a main theorem without one says why
         assert "23700" in text.replace(",", "").replace(" ", "") or "2.37×10⁴" in text
-    assert page.tables["dfedsgpsm"]["dfedsgpsm.thm1"]["exact"].startswith("informative run: holds (informative)")
+    from dfltheory.figures.verdicts import exact_cell
+
+    assert exact_cell("dfedsgpsm.thm1", ver)["text"].startswith("informative run: holds (informative)")
+
+
+# --- issue 32: the report never dies on one case; its folder is self-contained ------------------------------------
+
+def test_a_case_that_raises_is_recorded_in_red_with_its_command_and_the_report_is_written(monkeypatch, tmp_path):
+    """Every stage's cases as the report runs them, with planted failures: a corollary, a whole stage (settings), one
+    paper's verification, a network row, a certificate case (raising, as PEPSolveError did, and a row the PEP layer
+    returns failed), a PEP instance, a figure. The report is written; its header lists every failure; each is red in
+    its section with the command that reproduces it; the Markdown and JSON say so too."""
+    import dfltheory.bounds.rates as rates
+    import dfltheory.figures.report as report
+    import dfltheory.pep as pep
+    import dfltheory.verify.holds as holds
+    import dfltheory.verify.report_data as data
+    from dfltheory.pep.problem import PEPSolveError
+    from dfltheory.verify.report_data import restrict
+
+    ver = json.loads(FIXTURE.read_text())
+
+    def rate(i):
+        raise RuntimeError(f"planted rate failure {i}")
+
+    def verify(targets, **kw):
+        if "dfedcata" in targets:
+            raise RuntimeError("planted verification failure")
+        return {**restrict(ver, targets), "overlays": {}}
+
+    def certificate_table(algorithms, T, **kw):
+        if algorithms[0] == "dfedadmm":
+            raise PEPSolveError("planted: the SDP solver failed")
+        if algorithms[0] == "dfedcata-b":  # the PEP layer's own failed row
+            return [{"algorithm": "dfedcata-b", "T": 3, "status": "failed", "error": "PEPSolveError: planted row",
+                     "command": "dfltheory certify dfedcata-b --T 3"}]
+        return [{"algorithm": algorithms[0], "theorem": "dfedsam.thm4.1", "T": t, "K": kw["K"], "eta": kw["eta"],
+                 "paper_bound": 10.0 / t, "certificate": 1.0 / t, "worst_case": 0.9 / t} for t in T]
+
+    def pep_table(instances):
+        (algorithm, kw, mixing, lam), = instances
+        if algorithm == "dpsgd":
+            raise PEPSolveError("planted PEP failure")
+        return [{"algorithm": algorithm, "instance": mixing, "quantity": "avg", "worst_case": 1.0,
+                 "theorem": "dfedsam.thm4.1", "bound": 2.0, "ratio": 2.0, "status": "holds", "seconds": 0.0}]
+
+    def network_row(out, plan, *args):
+        raise RuntimeError(f"planted network failure {plan.paper}")
+
+    def spectral_gap_figure():
+        raise RuntimeError("planted figure failure")
+
+    monkeypatch.setattr(rates, "verify", rate)
+    monkeypatch.setattr(data, "rates_section", lambda progress=None, papers=None: [data._rate("dfedsam.cor4.1.1")])
+    monkeypatch.setattr(data, "experiments_section", lambda *a, **k: 1 / 0)  # the whole stage raises
+    monkeypatch.setattr(holds, "verify", verify)
+    monkeypatch.setattr(pep, "certificate_table", certificate_table)
+    monkeypatch.setattr(pep, "pep_table", pep_table)
+    monkeypatch.setattr(data, "_network_row", network_row)
+    monkeypatch.setattr(report, "_spectral_gap_figure", spectral_gap_figure)
+    monkeypatch.setattr(report, "verification_figures", lambda result, out: result)
+    rep = build_report(tmp_path, train=False, n=8, verify=True, size="quick", network=True, stream=False,
+                       pep=True, claims=CLAIMS)
+    html, md = (tmp_path / "report.html").read_text(), (tmp_path / "report.md").read_text()
+    saved = json.loads((tmp_path / "report.json").read_text())
+    cases = {(f["stage"], f["case"]) for f in rep["failures"]}
+    expected = {("stated against derived rates", "dfedsam.cor4.1.1"),
+                ("the papers' settings against their conditions", "the whole stage"),
+                ("verification runs", "dfedcata"), ("figures", "spectral_gap.png"),
+                ("worst cases (PEP)", "certificate dfedadmm"), ("worst cases (PEP)", "certificate dfedcata-b, T = 3"),
+                *{("a digits network per paper", p) for p in ("dfedsgpsm", "dfedsam", "dfedcata", "dfedpgp",
+                                                              "dfedadmm")}}
+    assert expected <= cases and any(c.startswith("PEP dpsgd") for _, c in cases)
+    assert len(saved["failures"]) == len(rep["failures"]) == len(cases)
+    head = html.split('<table class="verdicts"', 1)[0]
+    assert f"{len(cases)} failures recorded" in head and f"{len(cases)} FAILURES RECORDED" in md
+    assert ".failed { background: #fce8e6; color: #a50e0e" in html  # red
+    for f in rep["failures"]:
+        assert f["command"] and f["error"], f
+        for text in (head, md):
+            assert f["command"].replace('"', "&#34;" if text is head else '"') in text, f["command"]
+    assert "PEPSolveError: planted: the SDP solver failed" in html
+    assert "dfltheory certify dfedadmm --m 2 --K 1 --eta 0.01 --T 3 5 10 20 --lambda 0.5" in html
+    assert 'pep_table([INSTANCES[2]])' in html and "dfltheory verify dfedcata --size quick" in html
+    # in its section too: the failed rows of the PEP and certificate tables and the network table are red
+    pep_part = html.split('<h2 id="pep">', 1)[1].split("<h2", 1)[0]
+    assert pep_part.count('<tr class="failed">') == 3 and "failed: PEPSolveError: planted PEP failure" in pep_part
+    net_part = html.split('<h2 id="network">', 1)[1].split("<h2", 1)[0]
+    assert net_part.count('class="failed"') == 2 * 5  # a red note and a red row per paper
+    page = Page()
+    page.feed(html)
+    assert page.tables["dfedcata"]["dfedcata.thm1"]["exact"].startswith("failed")  # never "not verified"
+    assert page.tables["dfedsam"]["dfedsam.thm4.1"]["rate"].startswith("failed")
+    assert page.tables["dfedsam"]["dfedsam.thm4.1"]["exact"] == ("1/2 hold (0 informative, 1 trivial), "
+                                                                 "1 conditions fail, bound/measured ×300")
+    assert "spectral_gap.png" not in page.images and "bound_vs_spectral_gap.png" in page.images
+
+
+def test_a_stage_that_fails_for_every_paper_is_recorded_not_silently_empty(monkeypatch, tmp_path):
+    import dfltheory.verify.holds as holds
+    from dfltheory.verify.report_data import report_data
+
+    def broken(**kw):
+        raise RuntimeError("planted failure")
+
+    class Quiet:
+        def stage(self, name): ...
+
+        def skip(self, name, why): ...
+
+        def step(self, *args): ...
+
+    monkeypatch.setattr(holds, "verify", broken)
+    rep, notes = report_data(tmp_path, Quiet(), train=False, n=8, verify=True, size="quick", network=False,
+                             papers=("dfedsam",), pep=False, claims=False)
+    assert rep["verification"] is None and notes["verification"].startswith("verification failed: RuntimeError")
+    assert [(f["stage"], f["case"]) for f in rep["stage_failures"]] == [("verification runs", "every paper")]
+    assert rep["stage_failures"][0]["command"] == ("dfltheory report dfedsam --out report-repro --no-network "
+                                                   "--no-train --no-pep --no-claims")
+
+
+def test_the_report_command_exits_0_with_the_failures_counted_on_its_last_line(monkeypatch, tmp_path, capsys):
+    import dfltheory.figures.report as report
+    from dfltheory.cli import main
+
+    seen = {}
+
+    def build(out, **kw):
+        seen.update(kw)
+        return {"failures": [{"stage": "worst cases (PEP)", "case": "x", "error": "E", "command": "c"}] * 2}
+
+    monkeypatch.setattr(report, "build_report", build)
+    assert main(["report", "dfedsam", "--out", str(tmp_path / "r")]) == 0
+    assert capsys.readouterr().out.splitlines()[-1].startswith("2 failures recorded in the report")
+    assert seen["papers"] == ("dfedsam",)
+
+
+@pytest.mark.parametrize("argv, words", [
+    (["report", "nosuchpaper"], ["unknown paper 'nosuchpaper'", "dfedsam", "dfedadmm", "--plugin"]),
+    (["report", "--n", "100000"], ["--n 100,000", "years", "at most 1,000"]),
+    (["report", "--verification", "{file}"], ["'verdicts' is int 5, not a list"]),
+    (["report", "--verification", "{other}"], ["verdict 0", "lacks theorem, paper"]),
+])
+def test_bad_report_arguments_are_one_line_before_any_work(argv, words, tmp_path, capsys):
+    import time
+
+    from dfltheory.cli import main
+
+    (tmp_path / "v.json").write_text(json.dumps({"verdicts": 5}))
+    (tmp_path / "w.json").write_text(json.dumps({"verdicts": [{"verdict": "holds"}]}))
+    argv = [a.format(file=tmp_path / "v.json", other=tmp_path / "w.json") for a in argv]
+    start = time.perf_counter()
+    assert main([*argv, "--out", str(tmp_path / "r")]) == 2
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1 and "Traceback" not in err, err
+    for w in words:
+        assert w in err, (w, err)
+    assert time.perf_counter() - start < 10 and not (tmp_path / "r" / "report.html").exists()
+
+
+def test_plot_run_names_the_values_it_needs_before_estimating(tmp_path, capsys, monkeypatch):
+    """dfedsam.thm4.1 on a run whose estimates cannot give x (a symbol no estimate gives): named at once."""
+    import dfltheory.verify.estimators as estimators
+    from dfltheory.cli import main
+
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "config.json").write_text(json.dumps({"algo": "dfedsam", "n": 4, "topology": "ring", "lr": 0.01, "K": 2,
+                                                 "rho": 0.01, "seed": 0}))
+    (run / "metrics.jsonl").write_text(json.dumps({"round": 0, "grad_norm_sq": 1.0}) + "\n")
+    monkeypatch.setattr(estimators, "estimate_run", lambda *a, **k: pytest.fail("estimated before naming"))
+    monkeypatch.setitem(estimators.SYMBOLS, "dfedsam", ("L", "sigma_l", "sigma_g"))  # B, f0 - f* not estimable
+    assert main(["plot", "run", str(run), "dfedsam.thm4.1", "--out", str(tmp_path / "f.png")]) == 2
+    err = capsys.readouterr().err
+    assert "needs B, f0_minus_fstar" in err and "--set B=VALUE f0_minus_fstar=VALUE" in err, err
+
+
+def test_the_report_folder_still_works_when_moved(built, tmp_path):
+    """A copy of the built report moved elsewhere: every href and src of report.html (and of its theorem pages)
+    resolves to a file inside the moved folder, every anchor to an id of its page."""
+    import shutil
+
+    out, rep, page, ver = built
+    shutil.copytree(out, tmp_path / "copy")
+    (tmp_path / "elsewhere").mkdir()
+    moved = Path(shutil.move(str(tmp_path / "copy"), str(tmp_path / "elsewhere" / "report")))
+    pages = [moved / "report.html", *sorted((moved / "theorems").glob("*.html"))]
+    assert len(pages) == 2  # the report and DFedSAM's theorem page
+    checked = 0
+    for html_file in pages:
+        text = html_file.read_text()
+        for ref in re.findall(r'(?:href|src)="([^"]+)"', text):
+            path, _, anchor = ref.partition("#")
+            target = (html_file.parent / path).resolve() if path else html_file
+            assert target.is_file() and moved.resolve() in target.parents, (html_file.name, ref)
+            if anchor:
+                assert f'id="{anchor}"' in target.read_text(), (html_file.name, ref)
+            checked += 1
+    assert checked > 20
+
+
+def test_theorem_pages_without_the_markdown_package_keep_their_anchors(monkeypatch, tmp_path):
+    import builtins
+
+    from dfltheory.figures.theorem_pages import write_pages
+
+    real = builtins.__import__
+
+    def no_markdown(name, *args, **kwargs):
+        if name == "markdown":
+            raise ImportError(name)
+        return real(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", no_markdown)
+    pages = write_pages(tmp_path, ("dfedsam",))
+    text = (tmp_path / pages["dfedsam"]).read_text()
+    assert pages == {"dfedsam": "theorems/dfedsam.html"} and '<h2 id="discrepancies">' in text and "<pre>" in text
+
+
+def test_topology_dependence_ticks_are_plain_and_distinct(monkeypatch, tmp_path):
+    """Ratios that differ in the fifth decimal: linear axes with plain decimals, no '1.00001×10⁰' repeated; ratios
+    over decades keep a log axis."""
+    import dfltheory.figures.verification as V
+
+    seen = {}
+
+    def capture(ax, path):
+        ax.figure.canvas.draw()
+        seen["x"] = [t.get_text() for t in ax.get_xticklabels() if t.get_text()]
+        seen["y"] = [t.get_text() for t in ax.get_yticklabels() if t.get_text()]
+        seen["scales"] = (ax.get_xscale(), ax.get_yscale())
+        plt.close(ax.figure)
+        return path
+
+    monkeypatch.setattr(V, "save_figure", capture)
+    rows = [{"topology": t, "bound_ratio": b, "measured_ratio": m, "lambda": 0.5}
+            for t, b, m in (("ring", 1.00003, 1.000012), ("grid", 1.00001, 1.000004), ("full", 1.0, 1.0))]
+    V.plot_topology([{"paper": "dfedsam", "constants": "certified", "rows": rows}], tmp_path / "t.png")
+    assert seen["scales"] == ("linear", "linear")
+    for labels in (seen["x"], seen["y"]):
+        assert len(labels) >= 3 and len(set(labels)) == len(labels), labels
+        assert all(re.fullmatch(r"\d\.\d+", lab) for lab in labels), labels  # no ×10⁰, no offset, no mathtext
+        assert all(float(lab) == pytest.approx(1, abs=1e-3) for lab in labels), labels
+    rows = [{**r, "bound_ratio": b} for r, b in zip(rows, (300.0, 20.0, 1.0))]
+    V.plot_topology([{"paper": "dfedsam", "constants": "certified", "rows": rows}], tmp_path / "t.png")
+    assert seen["scales"] == ("log", "linear")
+
+
+def test_the_verification_section_shows_functional_c_star_term_shares_and_mutations(built):
+    """verify's extra keys (issue 32): shown where present, nothing where absent."""
+    from dfltheory.figures.render import render
+
+    out, rep, page, ver = built
+    html = (out / "report.html").read_text()
+    assert "Mutation tests" not in html and "c* =" not in html and "term shares" not in html
+    first = {**next(v for v in ver["verdicts"] if v["paper"] == "dfedsam"),
+             "functional": "the running minimum of the squared gradient norm",
+             "instance_rationale": "the worst case of Lemma 3 among quadratics",
+             "c_star": {"factor": 0.2, "instrument": "95% CI of the mean of 5 seeds"},
+             "term_shares": {"heterogeneity": 0.6, "noise": 0.4}}
+    mutations = [{"theorem": "dfedsam.thm4.1", "c_star": 0.2, "instrument": "95% CI",
+                  "rows": [{"mutation": "drop the consensus term", "factor": 0.5, "caught_by": "informative run"},
+                           {"mutation": "scale sigma_g by 0.9", "factor": 0.9, "caught_by": None}]}]
+    pages = render({**rep, "verification": {**rep["verification"], "verdicts": [first], "mutations": mutations}})
+    for text in pages.values():
+        assert "functional: the running minimum of the squared gradient norm" in text
+        assert "instance: the worst case of Lemma 3 among quadratics" in text
+        assert "c* = 0.2 (95% CI of the mean of 5 seeds)" in text
+        assert "term shares: heterogeneity 60 %, noise 40 %" in text
+        assert "Mutation tests" in text and "drop the consensus term" in text and "informative run" in text
+    assert '<td class="bad">not caught</td>' in pages["report.html"]
+    assert "**not caught**" in pages["report.md"]
