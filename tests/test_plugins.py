@@ -137,14 +137,16 @@ def test_the_example_paper_through_every_command(capsys, tmp_path):
     ("raise RuntimeError('my own bug')\n", r"\(line 1\): RuntimeError: my own bug; fix the plugin"),
     ("x = (\n", "SyntaxError"),
     # issue 32 item 5: a plugin that exits at import exited 0 doing nothing
-    ("import sys\n\nsys.exit(0)\n", r"\(line 3\): the plugin exits when imported \(sys.exit\(0\)\); .* remove the exit"),
+    ("import sys\n\nsys.exit(0)\n",
+     r"\(line 3\): the plugin exits when imported \(sys.exit\(0\)\); .* remove the exit"),
     ("raise SystemExit('bye')\n", r"\(line 1\): the plugin exits when imported \(sys.exit\('bye'\)\)"),
     # issue 32 item 5: reassigning a built-in registration trained DFedAvg under DFedSAM's name
     ("from dfltheory.empirical.algorithms import ALGORITHMS, dfedavg\n\nALGORITHMS['dfedsam'] = dfedavg\n",
      r"\(line 3\): the built-in algorithm 'dfedsam' cannot be replaced by a plugin; register yours under a new name"),
     ("from dfltheory.empirical.algorithms import ALGORITHMS\nALGORITHMS.pop('dfedsam')\n",
      r"\(line 2\): the built-in algorithm 'dfedsam' cannot be removed"),
-    ("from dfltheory.empirical.algorithms import ALGORITHMS, dfedavg\nx = 1\ndict.__setitem__(ALGORITHMS, 'dfedsam', dfedavg)\n",
+    ("from dfltheory.empirical.algorithms import ALGORITHMS, dfedavg\nx = 1\n"
+     "dict.__setitem__(ALGORITHMS, 'dfedsam', dfedavg)\n",
      r"\(line 3\): the plugin changed the built-in algorithm 'dfedsam'"),
     ("from dfltheory.bounds import PAPERS\nPAPERS.update({'dfedcata': 'mine'})\n",
      r"\(line 2\): the built-in paper 'dfedcata' cannot be replaced"),
@@ -315,3 +317,26 @@ def test_the_register_functions_refuse_bad_arguments_with_a_value_error(case):
         with pytest.raises(ValueError) as err:
             call()
     assert re.search(says, str(err.value)) and "\n" not in str(err.value), str(err.value)
+
+
+def test_the_extending_guide_example_runs_as_written(capsys):
+    """docs/extending.md's Python block: a paper's condition and a derived one (origin, why), checked and solved with
+    and without the derived ones, and a verification plan, as the text around it says."""
+    import re
+
+    from dfltheory.bounds import get
+    from dfltheory.verify.holds import resolve_targets
+
+    text = (HERE.parent / "docs" / "extending.md").read_text()
+    (block,) = re.findall(r"```python\n(.*?)```", text, re.S)
+    with isolated():
+        exec(compile(block, "docs/extending.md", "exec"), {})
+        thm = get("sgdrate.thm1")
+        assert [(c.origin, bool(c.why)) for c in thm.conditions] == [("paper", False), ("derived", True)]
+        assert [t.theorem for t in resolve_targets(["sgdrate"])["sgdrate"]] == ["sgdrate.thm1"]
+        assert thm.selected_conditions("paper") == thm.conditions[:1]
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].startswith("0.2125") and "('1 - L eta/2 >= 1/2', 'derived', True)" in out[0]
+    assert out[1] == "eta in (0, 0.5] | eta in (0, 0.5]" and "eta in (0, 0.5] | eta in (0, 0.5]" in text
+    with pytest.raises(KeyError):
+        get("sgdrate.thm1")  # gone with the block

@@ -82,10 +82,8 @@ def register_paper(paper: str, title: str, theorems: Iterable[Theorem], *, exper
         raise ValueError(f"{where}paper {paper!r}: experiments is {_short(experiments)}; give a list of "
                          "dfltheory.bounds.settings.ExperimentSetting (or () for none)")
     theorems, experiments = tuple(theorems), tuple(experiments)
-    from dfltheory.bounds.settings import ExperimentSetting
-
-    for setting in experiments:
-        if not isinstance(setting, ExperimentSetting) or setting.paper != paper:
+    for setting in experiments:  # an ExperimentSetting (bounds.settings, which reads the catalog: not imported here)
+        if type(setting).__name__ != "ExperimentSetting" or setting.paper != paper:
             raise ValueError(f"{where}paper {paper!r}: experiment {_short(setting)} must be an ExperimentSetting "
                              f"of paper={paper!r}")
     if not theorems:

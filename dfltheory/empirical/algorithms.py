@@ -359,7 +359,8 @@ class _Reads(dict):
 
 
 for _name, _factory in {
-    "dpsgd": dpsgd, "dpsgd-atc": dpsgd_atc, "dfedavg": dfedavg, "dfedavgm": dfedavgm, "dfedsam": dfedsam, "dfedsam-mgs": dfedsam_mgs,
+    "dpsgd": dpsgd, "dpsgd-atc": dpsgd_atc, "dfedavg": dfedavg, "dfedavgm": dfedavgm, "dfedsam": dfedsam,
+    "dfedsam-mgs": dfedsam_mgs,
     "dfedadmm": dfedadmm, "dfedadmm-sam": dfedadmm_sam, "dfedcata": dfedcata,
     "fedavg": fedavg, "fedprox": fedprox, "fedsam": fedsam, "scaffold": scaffold,
     "dfedsgpsm": dfedsgpsm, "sgp": sgp, "dfedsgpsm-s": dfedsgpsm_s, "dfedpgp": dfedpgp,
