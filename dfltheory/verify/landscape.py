@@ -20,8 +20,9 @@ of f with the clients weighted equally, as in f's definition):
 
 :func:`compare_sharpness` trains DFedAvg and FedAvg in the same setting (the ``train`` machinery,
 :func:`dfltheory.empirical.runner.run`; seed s of both arms has the same data, partition and initial model) and
-tests 'DFL sharper than CFL' on the per-seed lambda_max: a paired t-test (same problems), Welch's t-test and an exact
-one-sided permutation test of the difference of means (:func:`permutation_test`).
+tests 'DFL sharper than CFL' on the per-seed lambda_max: paired (the same problems), by a t-test and an exact
+sign-flip test (:func:`sign_flip_test`); unpaired, by Welch's t-test and an exact permutation test of the difference
+of means (:func:`permutation_test`), reported beside them.
 """
 
 from __future__ import annotations
@@ -209,13 +210,34 @@ def permutation_test(a: Sequence[float], b: Sequence[float], max_exact: int = 20
             "exact": total <= max_exact}
 
 
+def sign_flip_test(a: Sequence[float], b: Sequence[float], max_exact: int = 16, samples: int = 200_000,
+                   seed: int = 0) -> dict:
+    """One-sided paired test of 'mean(a - b) > 0' where seed s of both arms ran the same problem: the share of the
+    2^n sign patterns of the differences (all when n <= ``max_exact``, else ``samples`` at random) whose mean is at
+    least the observed one (so p >= 2^-n: 5 seeds reach 1/32)."""
+    d = np.asarray(a, float) - np.asarray(b, float)
+    if d.ndim != 1 or len(d) < 2:
+        raise ValueError(f"a paired test needs two arms of equal length >= 2, got {len(a)} and {len(b)}")
+    observed = d.mean()
+    if len(d) <= max_exact:
+        signs = np.array(list(itertools.product((1.0, -1.0), repeat=len(d))))
+    else:
+        signs = np.random.default_rng(seed).choice((1.0, -1.0), size=(samples, len(d)))
+    means = (signs * d).mean(1)
+    hits = int((means >= observed - 1e-12 * max(1.0, abs(observed))).sum())
+    return {"difference": float(observed), "p_one_sided": hits / len(signs), "patterns": len(signs),
+            "exact": len(d) <= max_exact, "positive": int((d > 0).sum()), "pairs": len(d)}
+
+
 def compare_sharpness(base: dict, out, seeds: Sequence[int] = (0, 1, 2), arms: Sequence[str] = ("dfedavg", "fedavg"),
                       per_client: int = 128, iters: int = 50, tol: float = 1e-3) -> dict:
     """Train every arm (``base`` with ``algo`` = arm, ``seed`` = s; into ``out/<arm>-seed<s>``, a finished run is
     reused) and measure :func:`run_sharpness` at each run's x_bar. The claim 'arms[0] sharper than arms[1]' is
-    tested on the per-seed lambda_max: ``paired`` and ``welch`` (two-sided, :mod:`dfltheory.verify.stats`) and
-    ``permutation`` (one-sided, :func:`permutation_test`); ``agrees`` when the mean difference is > 0 and the
-    one-sided permutation p and the paired p / 2 are below 0.05."""
+    tested on the per-seed lambda_max. Seed s of both arms has the same data, partition and initial model, so the
+    deciding tests are paired: ``paired`` (t-test, two-sided, :mod:`dfltheory.verify.stats`) and ``sign_flip``
+    (exact one-sided, :func:`sign_flip_test`); ``agrees`` when the mean difference is > 0 and both one-sided p
+    (the paired t's p / 2) are below ``ALPHA``. The unpaired ``welch`` and ``permutation`` (:func:`permutation_test`)
+    are reported beside them: they ignore the pairing, and the spread between problems swamps them."""
     from dfltheory.empirical import rundir, runner
     from dfltheory.verify.stats import ALPHA, paired, welch
 
@@ -235,9 +257,9 @@ def compare_sharpness(base: dict, out, seeds: Sequence[int] = (0, 1, 2), arms: S
             values[arm].append(run_sharpness(run, per_client, iters, tol))
     sharp = {arm: [v["lambda_max"] for v in values[arm]] for arm in arms}
     a, b = sharp[arms[0]], sharp[arms[1]]
-    test_p, test_w, test_perm = paired(a, b), welch(a, b), permutation_test(a, b)
-    agrees = test_p["difference"] > 0 and test_perm["p_one_sided"] < ALPHA and test_p["p"] / 2 < ALPHA
+    test_p, test_w = paired(a, b), welch(a, b)
+    test_perm, flips = permutation_test(a, b), sign_flip_test(a, b)
+    agrees = test_p["difference"] > 0 and flips["p_one_sided"] < ALPHA and test_p["p"] / 2 < ALPHA
     return {"claim": f"{arms[0]} sharper than {arms[1]} (lambda_max of the Hessian of f at x_bar)",
-            "seeds": list(seeds),
-            "runs": values, "lambda_max": sharp, "paired": test_p, "welch": test_w, "permutation": test_perm,
-            "agrees": bool(agrees)}
+            "seeds": list(seeds), "runs": values, "lambda_max": sharp, "paired": test_p, "sign_flip": flips,
+            "welch": test_w, "permutation": test_perm, "agrees": bool(agrees)}

@@ -95,6 +95,14 @@ def test_permutation_test_is_exact_for_small_arms():
     assert L.permutation_test([0.0, 1.0, 2.0], [3.0, 4.0, 5.0])["p_one_sided"] == 1.0
 
 
+def test_sign_flip_test_is_exact_for_paired_arms():
+    res = L.sign_flip_test([2.0, 3.0, 4.0, 5.0, 6.0], [1.0, 1.5, 3.0, 4.5, 5.9])
+    assert res["p_one_sided"] == pytest.approx(1 / 32) and res["patterns"] == 32 and res["positive"] == 5
+    assert L.sign_flip_test([1.0, 0.0], [0.0, 1.0])["p_one_sided"] == 0.75  # d = (1, -1): 3 of 4 means >= 0
+    with pytest.raises(ValueError, match="two arms of equal length"):
+        L.sign_flip_test([1.0], [0.0])
+
+
 def test_the_figure_draws_both_slices(tmp_path):
     from dfltheory.figures.axes import save_figure
     from dfltheory.figures.landscape import plot_landscape
@@ -116,6 +124,13 @@ def test_compare_sharpness_trains_both_arms_and_reuses_finished_runs(tmp_path, m
     assert set(res["lambda_max"]) == {"dfedavg", "fedavg"}
     assert all(len(v) == 2 and all(math.isfinite(s) and s > 0 for s in v) for v in res["lambda_max"].values())
     assert res["permutation"]["relabellings"] == 6 and {"p", "difference"} <= set(res["paired"])
+    assert res["sign_flip"]["patterns"] == 4 and isinstance(res["agrees"], bool)
+    from dfltheory.figures.landscape import plot_run_landscape
+
+    path, top = plot_run_landscape(tmp_path / "fedavg-seed1", tmp_path / "l.png", dims=1, points=3, per_client=8,
+                                   sharpness=True)
+    assert path.stat().st_size > 1000  # more Lanczos steps from the same start: a Ritz value at least as large
+    assert top["lambda_max"] >= res["lambda_max"]["fedavg"][1] - 1e-6
     monkeypatch.setattr(runner, "run", lambda cfg: pytest.fail("a finished run was trained again"))
     assert L.compare_sharpness(base, tmp_path, seeds=(0, 1), per_client=8, iters=5)["lambda_max"] == res["lambda_max"]
     with pytest.raises(ValueError, match="at least two distinct seeds"):
