@@ -318,7 +318,7 @@ def _results(result: dict | None) -> dict[str, list[dict]]:
 
 def _arms(r: dict) -> str:
     """'label mean ± std, ...' of a claim row (accuracy in %)."""
-    s = 100.0 if r["metric"] == "test_acc" else 1.0
+    s = 100.0 if r["metric"] in ("test_acc", "local_test_acc") else 1.0
     def own(a):  # the clients' own models beside x_bar (DFedPGP's metric is already theirs)
         x = a.get("local_test_acc_mean")
         return (f" (own models {100 * x:.3g})" if x is not None and r["metric"] == "test_acc"
@@ -347,22 +347,38 @@ def _tests(r: dict) -> str:
             out.append(f"{p['a']} {p['relation']} {p['b']}: {p['why']}")
             continue
         moving = ", still moving" if p.get("moving") else ""
+        paper = f", the paper's {s * p['paper_effect']:+.3g}{unit}" if p.get("paper_effect") is not None else ""
+        study = (f" (study-wide: {p['verdict_study']})" if p.get("verdict_study", p["verdict"]) != p["verdict"]
+                 else "")
         out.append(f"{p['a']} {p['relation']} {p['b']}: {s * p['difference']:+.3g}{unit}, p_Holm "
-                   f"{p['p_holm']:.2g}, detectable {s * p['detectable']:.3g}{unit}{moving}: {p['verdict']}")
+                   f"{p['p_holm']:.2g}, detectable {s * p['detectable']:.3g}{unit}{paper}{moving}: {p['verdict']}"
+                   f"{study}")
     for t in r.get("trends", ()):
         if t.get("rho") is None:
             out.append(f"trend ({t['metric']}): {t.get('why', 'undefined')}")
+        elif t["relation"] == "=" and "inversions" in t:
+            inv = ", ".join(f"{x['a']} over {x['b']} {s * x['difference']:+.3g}{unit}" if "difference" in x
+                            else f"{x['a']} over {x['b']}: {x['why']}" for x in t["inversions"])
+            out.append(f"does not follow the gap ({t['metric']}, {len(t['arms'])} arms; rho {t['rho']:+.2f} "
+                       f"descriptive): the paper's inversions {inv}; p_Holm {t.get('p_holm', 1.0):.2g}: {t['verdict']}")
         else:
-            out.append(f"trend ({t['metric']} vs gap, {len(t['arms'])} arms): mean rho {t['rho']:+.2f} "
-                       f"[{t['interval'][0]:+.2f}, {t['interval'][1]:+.2f}], p_Holm {t.get('p_holm', 1.0):.2g}: "
-                       f"{t['verdict']}")
+            rho = "undefined" if t.get("rho") is None else f"{t['rho']:+.2f}"
+            interval = (f" [{t['interval'][0]:+.2f}, {t['interval'][1]:+.2f}]" if t.get("interval") else "")
+            out.append(f"trend ({t['metric']} vs gap, {len(t['arms'])} arms): mean rho {rho}{interval}, p_Holm "
+                       f"{t.get('p_holm', 1.0):.2g}: {t['verdict']}")
     return "<br>".join(out)
 
 
 def _training_section(result: dict) -> list[str]:
     from dfltheory.verify.claims import RULE
 
-    counts_ = Counter(r["verdict"] for r in result["claims"])
+    from dfltheory.verify.claims import findings
+    from dfltheory.verify.stats import VERDICTS
+
+    found = result.get("findings") or findings(result["claims"])
+    counts_ = Counter(f["verdict"] for f in found)
+    study = Counter(f.get("verdict_study", f["verdict"]) for f in found)
+    repeated = [f for f in found if len(f["claims"]) > 1]
     lines = [f"## Training claims: `dfltheory claims --size {result['size']} --jobs {result['workers']}`", "",
              f"m = {result['m']} clients ({result['m_large']} for the topology, neighbour and client-count claims), "
              f"T = {result['rounds']} rounds, {result['seeds']} seeds per arm (each seed its own partition, initial "
@@ -372,14 +388,28 @@ def _training_section(result: dict) -> list[str]:
              f"{result['machine_note']}). Rule: {RULE}. Accuracies in % (x_bar's, and the clients' own models in "
              "brackets; DFedPGP's is the personal accuracy). A pair marked 'still moving' changed by more than the "
              "effect tested over the last 20 % of the rounds.", "",
-             "**Verdicts**: " + ", ".join(f"{counts_.get(v, 0)} {v}" for v in
-                                          ("agrees", "contradicted", "inconclusive", "not testable here")) + ".", "",
-             "| claim | section | paper's number | measured here (mean ± std) | tests | verdict | why |",
-             "|---|---|---|---|---|---|---|"]
+             f"**Verdicts** ({len(result['claims'])} claims, {len(found)} findings: "
+             + ("; ".join(f"{', '.join(f['claims'][1:])} counted with {f['claims'][0]}" for f in repeated) or "each "
+                "claim its own") + "): " + ", ".join(f"{counts_.get(v, 0)} {v}" for v in VERDICTS) + ". Study-wide "
+             "(Holm over every test of the run): " + ", ".join(f"{study.get(v, 0)} {v}" for v in VERDICTS) + ".", "",
+             "A rule must agree with the paper's own numbers before it may contradict them: each claim's rule is fed "
+             "the paper's printed numbers plus the measured per-seed noise (200 simulations; column 'calibration': "
+             "how often it then agrees / calls them contradicted); a 'contradicted' the rule also gives the paper's "
+             "numbers more than 10 % of the time is void.", ""] + ([
+             f"{result['rejudged']}.", ""] if result.get("rejudged") else []) + [
+             "| claim | section | paper's number | measured here (mean ± std) | tests | calibration | verdict | why |",
+             "|---|---|---|---|---|---|---|---|"]
     for r in result["claims"]:
         why = "" if r["verdict"] == "agrees" else r["reason"]
+        if r.get("stale"):
+            why = f"stored verdict, not judged again: {r['stale']}" + (f"; {why}" if why else "")
+        cal = r.get("calibration")
+        cal = (f"agrees {100 * cal['agrees']:.0f} %, contradicted {100 * cal['contradicted']:.0f} %" if cal
+               else "no paper numbers")
+        study = (f" (study-wide: {r['verdict_study']})" if r.get("verdict_study", r["verdict"]) != r["verdict"]
+                 else "")
         lines.append(f"| `{r['id']}` (m = {r['m']}): {r['statement']} | {r['section']} | {r['paper_number']} | "
-                     f"{_arms(r)} | {_tests(r)} | **{r['verdict']}** | {why} |")
+                     f"{_arms(r)} | {_tests(r)} | {cal} | **{r['verdict']}**{study} | {why} |")
     lines += ["", "### What still differs from each paper, per claim", ""]
     lines += [f"* `{r['id']}`: " + "; ".join(r["deviations"]) for r in result["claims"]]
     return lines + [""]

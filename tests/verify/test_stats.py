@@ -65,7 +65,7 @@ def test_tost_shows_equivalence_and_a_difference_beyond_the_margin():
     noisy = 0.9 + 0.05 * rng.standard_normal(10)
     t = S.pair_test(noisy, a, "=", margin=0.01)
     v = S.pair_verdict(t, "=", t["p"], t["p_beyond"], 1)
-    assert v["verdict"] == "inconclusive" and v["detectable"] > 0.01
+    assert v["verdict"] == S.UNDERPOWERED and v["detectable"] > 0.01
     with pytest.raises(ValueError, match="margin > 0"):
         S.pair_test(a, a, "=")
 
@@ -83,14 +83,15 @@ def test_trend_permutation_test_finds_a_planted_trend_and_keeps_its_level():
     planted = np.arange(6)[None, :] * 0.5 + rng.standard_normal((10, 6))
     t = S.trend_test(gaps, planted, permutations=4000)
     assert t["rho"] > 0.5 and t["p"] < 0.01 and S.trend_verdict(t, ">", t["p"]) == "agrees"
-    assert S.trend_verdict(t, "=", t["p"]) == "contradicted"
+    with pytest.raises(ValueError, match="inversions"):
+        S.trend_verdict(t, "=", t["p"])
     rejections = 0
     for s in range(200):
         t = S.trend_test(gaps, rng.standard_normal((10, 6)), permutations=500, seed=s)
         rejections += t["p"] < 0.05
     assert rejections / 200 < 0.09
     flat = S.trend_test(gaps, 0.001 * rng.standard_normal((40, 6)), permutations=500)
-    assert S.trend_verdict(flat, "=", flat["p"]) == "agrees"  # no trend, interval inside (-0.5, 0.5)
+    assert S.trend_verdict(flat, ">", flat["p"]) == "inconclusive"
     assert S.trend_test([0.3] * 6, planted)["rho"] is None
     with pytest.raises(ValueError, match="seeds >= 2"):
         S.trend_test(gaps, planted[:1])
@@ -102,6 +103,48 @@ def test_claim_rule():
     assert S.claim_verdict(["agrees", "inconclusive"]) == "inconclusive"
     assert S.claim_verdict(["not testable here"]) == "not testable here"
     assert S.claim_verdict(["not testable here", "agrees"]) == "inconclusive"
+    assert S.claim_verdict(["agrees", S.EXCLUDED, S.UNDERPOWERED]) == S.EXCLUDED
+    assert S.claim_verdict(["agrees", S.UNDERPOWERED, "not testable here"]) == S.UNDERPOWERED
+    assert S.claim_verdict([S.UNDERPOWERED, "inconclusive"]) == "inconclusive"
+
+
+def test_inconclusive_splits_into_the_papers_effect_excluded_and_underpowered():
+    """Issue 34: a '>' pair that is not significant excludes the paper's printed effect e when 'true d >= e' is
+    rejected (DFedSAM - DFedAvg +0.13 +- 0.08 against the paper's 8.49), is underpowered when the smallest
+    detectable effect exceeds e, and stays inconclusive where the paper printed no effect."""
+    rng = np.random.default_rng(3)
+    base = 0.86 + 0.02 * rng.standard_normal(10)
+    close = base + 0.0013 + 0.0025 * rng.standard_normal(10)
+    t = S.pair_test(close, base, ">", pair=True, paper_effect=0.0849)
+    assert t["p"] > 0.05 and t["p_excluded"] < 1e-6
+    assert S.pair_verdict(t, ">", t["p"], None, 1, p_excluded_adjusted=t["p_excluded"])["verdict"] == S.EXCLUDED
+    noisy = base + 0.10 * rng.standard_normal(10)
+    t = S.pair_test(noisy, base, ">", pair=True, paper_effect=0.0019)  # SGP - D-PSGD on MNIST: 0.19 points
+    v = S.pair_verdict(t, ">", t["p"], None, 1, p_excluded_adjusted=t["p_excluded"])
+    assert v["verdict"] == S.UNDERPOWERED and v["detectable"] > 0.0019
+    t = S.pair_test(close, base, ">", pair=True)
+    assert "p_excluded" not in t and S.pair_verdict(t, ">", t["p"], None, 1)["verdict"] == "inconclusive"
+
+
+def test_inversions_decide_does_not_follow_the_gap():
+    """'Does not follow the gap' agrees when one named inversion is shown, is contradicted when every one is
+    reversed, and is inconclusive in between."""
+    rng = np.random.default_rng(4)
+    low = 0.80 + 0.01 * rng.standard_normal(10)
+    above = S.pair_test(low + 0.02, low, ">", pair=True)
+    below = S.pair_test(low - 0.02 + 0.001 * rng.standard_normal(10), low, ">", pair=True)
+    tie = S.pair_test(low + 0.01 * rng.standard_normal(10), low, ">", pair=True)
+    assert S.inversion_test([below, above])["verdict"] == "agrees"
+    assert S.inversion_test([below, below])["verdict"] == "contradicted"
+    assert S.inversion_test([below, tie])["verdict"] == "inconclusive"
+    assert S.inversion_test([])["verdict"] == "not testable here"
+
+
+def test_study_wide_correction_keeps_only_calls_below_its_level():
+    assert S.study_verdict("agrees", 0.01) == "agrees" and S.study_verdict("contradicted", 0.2) == "inconclusive"
+    assert S.study_verdict(S.EXCLUDED, 0.9) == S.EXCLUDED and S.study_verdict("agrees", None) == "inconclusive"
+    eq = {"relation": "=", "verdict": "contradicted", "p": 0.9, "p_beyond": 0.001}
+    assert S.deciding_p(eq) == 0.001 and S.deciding_p({"verdict": "agrees", "p_value": 0.02}) == 0.02
 
 
 def test_paired_test_is_the_t_test_of_the_differences_and_keeps_its_level():
