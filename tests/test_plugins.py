@@ -181,6 +181,18 @@ def test_a_refused_plugin_leaves_the_built_in_registrations_as_they_were(tmp_pat
     assert "mine" not in A.ALGORITHMS and PAPERS["dfedsam"] and get("dfedsam.thm4.1").paper == "dfedsam"
 
 
+def test_a_built_in_paper_is_fixed_before_the_catalog_is_first_read(tmp_path):
+    """In a fresh process the plugin runs before anything reads the catalog: PAPERS is fixed from the start."""
+    import subprocess
+    import sys
+
+    path = tmp_path / "papers.py"
+    path.write_text("from dfltheory.bounds import PAPERS\nPAPERS.update({'dfedcata': 'mine'})\n")
+    done = subprocess.run([sys.executable, "-m", "dfltheory.cli", "--plugin", str(path), "bounds", "list"],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2 and "(line 2): the built-in paper 'dfedcata' cannot be replaced" in done.stderr
+
+
 def test_one_plugin_under_several_spellings_is_loaded_once(tmp_path, monkeypatch, capsys):
     """Issue 32 item 5: a relative and an absolute path, a symbolic link and the module name are one plugin (its
     second import registered its algorithm again: 'already registered')."""

@@ -25,6 +25,7 @@ BUILTIN = {
 }
 #: every registered paper: id -> title (the built-in ones first, then the plugins' in the order loaded)
 PAPERS: dict[str, str] = Registry("paper", BUILTIN)
+PAPERS.seal()  # fixed from the start: a plugin may run before the built-in theorems are first read
 #: paper id -> its experimental settings (:class:`dfltheory.bounds.settings.ExperimentSetting`)
 EXPERIMENTS: dict[str, tuple] = Registry("paper's experimental settings")
 #: the forms of the heterogeneity assumption on sigma_g (card §4 of each paper)
