@@ -189,6 +189,8 @@ def register(subparsers) -> None:
     s.add_argument("--jobs", type=int, default=1, help="processes that train runs (one CPU thread each)")
     s.add_argument("--out", default=None, help="directory of the runs and sweep.csv (default: the file's 'out', "
                    "else runs/<the file's name>)")
+    s.add_argument("--yes", action="store_true", help="start a large sweep (more than 10,000 runs or an estimated "
+                   "day) that is otherwise refused with its size")
     s.add_argument("--no-progress", dest="progress", action="store_false")
     s.set_defaults(func=_sweep)
 
@@ -361,12 +363,8 @@ def read_sweep(path):
         if not isinstance(data.get(name, {}), dict):
             raise ValueError(f"{where}: {name} must be a table of option = [values]")
         tables[name] = _table(data.get(name, {}), where, f"{name}.", each)
-    seeds = data.get("seeds")
-    if isinstance(seeds, int) and not isinstance(seeds, bool):
-        if seeds < 1:
-            raise ValueError(f"{where}: seeds = {seeds}: a count must be >= 1 (or give a list of seeds)")
-        seeds = list(range(seeds))
-    elif seeds is not None and not isinstance(seeds, list):
+    seeds = data.get("seeds")  # a count stays a count: Sweep keeps it as a range, sized before anything is listed
+    if seeds is not None and not isinstance(seeds, (list, int)) or isinstance(seeds, bool):
         raise ValueError(f"{where}: seeds must be a list of seeds or a count, got {seeds!r}")
     out = data.get("out")
     if out is not None and not isinstance(out, str):
@@ -418,16 +416,25 @@ def _train(args) -> int:
 
 def _sweep(args) -> int:
     from dfltheory.empirical import sweep
+    from dfltheory.paths import output_dir
 
     spec, out = read_sweep(args.file)
-    out = Path(args.out or out or Path("runs") / Path(args.file).stem)
+    out = next(o for o in (args.out, out, str(Path("runs") / Path(args.file).stem)) if o is not None)  # '' refused
+    if not str(out).strip():
+        output_dir(out, "--out")  # its error: an empty name (Path('') would be the current directory)
+    est = sweep.check_size(spec, args.jobs, args.yes)  # before any run is listed
+    if args.progress:
+        print(f"sweep: {est['runs']:,} runs, at least about {sweep._duration(est['seconds'])} in {args.jobs} "
+              "process(es) if none is cached", file=sys.stderr)
 
     def progress(done, total, eta):
         print(f"\rsweep: {done}/{total} runs, about {eta:.0f} s left   ", end="" if done < total else "\n",
               file=sys.stderr, flush=True)
 
-    rows = sweep.run_sweep(spec, out, args.jobs, progress if args.progress else None)
+    counts = {}
+    rows = sweep.run_sweep(spec, out, args.jobs, progress if args.progress else None, yes=True, counts=counts)
+    out = Path(out)
     print(sweep.table(rows), end="")
-    print(f"wrote {sweep.write_csv(rows, out / 'sweep.csv')}; runs in {out / 'runs'} (tensorboard --logdir "
-          f"{out / 'runs'})")
+    print(f"{counts['read_back']} read back, {counts['trained']} trained; wrote {sweep.write_csv(rows, out / 'sweep.csv')}"
+          f"; runs in {out / 'runs'} (tensorboard --logdir {out / 'runs'})")
     return 0

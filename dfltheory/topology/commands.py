@@ -150,9 +150,42 @@ def _print_report(r, as_json: bool) -> None:
         _print_one(r)
 
 
+#: an analysis estimated to take longer (its rounds over --horizon) is refused unless confirmed with --yes
+MAX_SECONDS = 600.0
+
+
+def _duration(seconds: float) -> str:
+    for unit, size in (("years", 365.25 * 86400), ("days", 86400), ("hours", 3600), ("minutes", 60)):
+        if seconds >= 2 * size:
+            return f"{seconds / size:,.3g} {unit}"
+    return f"{seconds:.0f} s"
+
+
+def check_horizon(specs: list[str], n: int, horizon: int, yes: bool) -> None:
+    """Refuse, before anything is built, an analysis whose rounds over ``horizon`` are estimated
+    (:func:`dfltheory.topology.memory.horizon_seconds`) to take more than :data:`MAX_SECONDS`, unless ``yes``;
+    the message gives the estimate and the longest horizon that fits."""
+    from dfltheory.topology.memory import horizon_seconds
+
+    seconds = {spec: horizon_seconds(parse_spec(spec)[0], n, horizon) for spec in specs}
+    total = sum(seconds.values())
+    if yes or total <= MAX_SECONDS:
+        return
+    spec = max(seconds, key=seconds.get)
+    fits = int(horizon * MAX_SECONDS / total)
+    fits -= fits % 10 ** max(0, len(str(fits)) - 3)  # three significant digits, rounded down
+    per = seconds[spec] / horizon
+    per_round = f"{per * 1e3:.3g} ms" if per >= 1e-3 else f"{per * 1e6:.3g} us"
+    raise ValueError(f"{spec} on n = {n:,} over --horizon {horizon:,} rounds would take about {_duration(total)} "
+                     f"(about {per_round} per round), more than {_duration(MAX_SECONDS)}; lower --horizon (about "
+                     f"{fits:,} fits), or confirm with --yes")
+
+
 def run(args) -> int:
     checks.arguments(cli=True, n=args.n, seed=args.seed, Q=args.Q, horizon=args.horizon, d=args.d, K_u=args.K_u)
     names = list(args.names)
+    specs = names[1:] if names[:1] == ["compare"] else names if names != ["list"] and args.matrix is None else []
+    check_horizon(specs, 100 if args.n is None else args.n, args.horizon, getattr(args, "yes", False))
     if args.matrix is not None:
         _print_report(_run_matrix(args), args.json)
         return 0
@@ -198,4 +231,6 @@ def register(subparsers) -> None:
     p.add_argument("--d", type=float, default=1.0, help="model dimension in the SGP bound on C (default 1)")
     p.add_argument("--K-u", dest="K_u", type=integer, default=1, help="K_u of seed 003's q (default 1)")
     p.add_argument("--json", action="store_true", help="print the JSON dict (stable keys, see docs/topology.md)")
+    p.add_argument("--yes", action="store_true", help="analyse a horizon estimated to take more than 10 minutes "
+                   "(otherwise refused with the estimate)")
     p.set_defaults(func=run)

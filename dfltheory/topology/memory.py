@@ -191,3 +191,23 @@ def check(name: str, n: int, params: dict | None = None, horizon: int | None = 5
         fix = "free some memory: not even n = 2 fits"
     raise ValueError(f"n = {n:,} needs about {_gb(need)} for {label} (mostly {what}: {_gb(parts[what])}), more than "
                      f"the {_gb(limit)} it may use ({FRACTION:.0%} of the {_gb(free)} of memory available); {fix}")
+
+
+#: seconds per analysed round (measured on 2 shared CPU cores, numpy 2, rounded up): the measured push-sum kernel,
+#: one dense product P(t) Phi and its normalisation per round (40 us at n = 10, + about 10 ns per entry of Phi);
+#: a time-varying topology's own round besides (its matrix, spectrum and properties: 1.3 ms at n = 10, + a dense
+#: eigenvalue solve, about 10 ns n^3)
+KERNEL_ROUND, KERNEL_ENTRY = 4e-5, 1e-8
+VARYING_ROUND, VARYING_CUBE = 1.3e-3, 1e-8
+
+
+def horizon_seconds(name: str, n: int, horizon: int | None) -> float:
+    """Estimated seconds of the per-round work of analysing ``name`` on n clients over ``horizon`` rounds (the
+    measured push-sum kernel, where n <= DENSE_MAX_N, and a time-varying topology's rounds); the rest of the
+    analysis does not grow with the horizon."""
+    horizon = int(horizon) if isinstance(horizon, numbers.Integral) and horizon >= 1 else 50
+    n = float(n)
+    per_round = KERNEL_ROUND + KERNEL_ENTRY * n * n if n <= DENSE_MAX_N else 0.0
+    if name in _TIME_VARYING:
+        per_round += VARYING_ROUND + VARYING_CUBE * min(n, DENSE_MAX_N) ** 3
+    return horizon * per_round
