@@ -150,8 +150,9 @@ def _print_report(r, as_json: bool) -> None:
         _print_one(r)
 
 
-#: an analysis estimated to take longer (its rounds over --horizon) is refused unless confirmed with --yes
+#: an analysis over a --horizon above the default estimated to take longer is refused unless confirmed with --yes
 MAX_SECONDS = 600.0
+DEFAULT_HORIZON = 50
 
 
 def _duration(seconds: float) -> str:
@@ -165,11 +166,15 @@ def check_horizon(specs: list[str], n: int, horizon: int, yes: bool) -> None:
     """Refuse, before anything is built, an analysis whose rounds over ``horizon`` are estimated
     (:func:`dfltheory.topology.memory.horizon_seconds`) to take more than :data:`MAX_SECONDS`, unless ``yes``;
     the message gives the estimate and the longest horizon that fits."""
-    from dfltheory.topology.memory import horizon_seconds
+    from dfltheory.topology import memory
 
-    seconds = {spec: horizon_seconds(parse_spec(spec)[0], n, horizon) for spec in specs}
+    limit = memory.FRACTION * memory.available_bytes()
+    for name, params in map(parse_spec, specs):
+        if name not in REGISTRY or sum(memory.topology_bytes(name, n, params, horizon).values()) > limit:
+            return  # an unknown name, or memory the analysis itself refuses: that error comes first
+    seconds = {spec: memory.horizon_seconds(parse_spec(spec)[0], n, horizon) for spec in specs}
     total = sum(seconds.values())
-    if yes or total <= MAX_SECONDS:
+    if yes or total <= MAX_SECONDS or horizon <= DEFAULT_HORIZON:  # the default's time is n's, not the horizon's
         return
     spec = max(seconds, key=seconds.get)
     fits = int(horizon * MAX_SECONDS / total)
@@ -226,7 +231,7 @@ def register(subparsers) -> None:
     p.add_argument("--weights", default="default", help=f"weight rule: {', '.join(RULES)} or default")
     p.add_argument("--seed", type=integer, default=None, help="seed of random topologies (default 0)")
     p.add_argument("--Q", type=integer, default=1, help="gossip steps per round for lambda^Q and Phi (default 1)")
-    p.add_argument("--horizon", type=integer, default=50,
+    p.add_argument("--horizon", type=integer, default=DEFAULT_HORIZON,
                    help="rounds analysed for time-varying/push-sum (default 50)")
     p.add_argument("--d", type=float, default=1.0, help="model dimension in the SGP bound on C (default 1)")
     p.add_argument("--K-u", dest="K_u", type=integer, default=1, help="K_u of seed 003's q (default 1)")

@@ -196,9 +196,9 @@ def check(name: str, n: int, params: dict | None = None, horizon: int | None = 5
 #: seconds per analysed round (measured on 2 shared CPU cores, numpy 2, rounded up): the measured push-sum kernel,
 #: one dense product P(t) Phi and its normalisation per round (40 us at n = 10, + about 10 ns per entry of Phi);
 #: a time-varying topology's own round besides (its matrix, spectrum and properties: 1.3 ms at n = 10, + a dense
-#: eigenvalue solve, about 10 ns n^3)
+#: eigenvalue solve, about 10 ns n^3, or above DENSE_MAX_N a Lanczos one, about 1 us per client)
 KERNEL_ROUND, KERNEL_ENTRY = 4e-5, 1e-8
-VARYING_ROUND, VARYING_CUBE = 1.3e-3, 1e-8
+VARYING_ROUND, VARYING_CUBE, VARYING_CLIENT = 1.3e-3, 1e-8, 1e-6
 
 
 def horizon_seconds(name: str, n: int, horizon: int | None) -> float:
@@ -209,5 +209,5 @@ def horizon_seconds(name: str, n: int, horizon: int | None) -> float:
     n = float(n)
     per_round = KERNEL_ROUND + KERNEL_ENTRY * n * n if n <= DENSE_MAX_N else 0.0
     if name in _TIME_VARYING:
-        per_round += VARYING_ROUND + VARYING_CUBE * min(n, DENSE_MAX_N) ** 3
+        per_round += VARYING_ROUND + (VARYING_CUBE * n**3 if n <= DENSE_MAX_N else VARYING_CLIENT * n)
     return horizon * per_round
