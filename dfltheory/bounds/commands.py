@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import sys
+import time
 
 from dfltheory.topology import checks
 from dfltheory.topology.commands import integer
@@ -116,7 +118,13 @@ def _verify(args) -> int:
         todo = verifiable(args.id)
     else:
         todo = [args.id]
-    reports = [verify(i) for i in todo]
+    reports, start = [], time.perf_counter()
+    for n, theorem in enumerate(todo, 1):  # each is symbolic work of seconds: say which, and how far along
+        print(f"bounds verify: {n}/{len(todo)} {theorem} ({time.perf_counter() - start:.0f} s so far)",
+              file=sys.stderr, flush=True)
+        reports.append(verify(theorem))
+    if len(todo) > 1:
+        print(f"bounds verify: {len(todo)} corollaries in {time.perf_counter() - start:.0f} s", file=sys.stderr)
     if args.json:
         print(json.dumps([r.to_dict() for r in reports], indent=1))
         return 0

@@ -81,7 +81,8 @@ def test_bad_input_is_one_clear_line(capsys, argv, message):
 
 
 def test_verify_one_corollary_json(capsys):
-    code, out, _ = run(capsys, "bounds", "verify", "dfedsam.cor4.1.1", "--json")
+    code, out, err = run(capsys, "bounds", "verify", "dfedsam.cor4.1.1", "--json")
+    assert err.startswith("bounds verify: 1/1 dfedsam.cor4.1.1 (")  # progress on stderr (issue 32: 197 s silent)
     (rep,) = json.loads(out)
     assert code == 0 and rep["derived_rate"] == "T^-1/2" and rep["stated_rate"] == "T^-1/2"
     assert any(c["under_schedule"].startswith("T >= ") for c in rep["conditions"])
