@@ -462,7 +462,8 @@ def run_certify(args) -> int:
     if floor is not None:
         print(f"  floor (T -> inf): e/tau = {floor.floor:.6g}   (a = 1, c = {floor.c:.4g}, tau = {floor.tau:.4g}, "
               f"e = {floor.e:.4g}; SDP {floor.seconds * 1e3:.0f} ms, exact check {floor.check['exact_check']}, "
-              f"verifying PEP residual {floor.check['residual']:.1e})")
+              + (f"verifying PEP residual {floor.check['residual']:.1e})" if floor.check["residual"] is not None else
+                 f"verifying PEP failed: {floor.check['check_error']})"))
     else:
         print(f"  floor (T -> inf): FAILED ({' '.join(str(floor_error).split())})")
     theorem = solved[0]["theorem"]
@@ -477,7 +478,8 @@ def run_certify(args) -> int:
         paper = f"{r['paper_bound']:16.6g}" if r["paper_bound"] is not None else f"{'none':>16}"
         over = f"{r['paper_over_certificate']:9.3g}" if r["paper_over_certificate"] else f"{'-':>9}"
         print(f"  {r['T']:>6} {r['certificate']:12.6g} {worst} {ratio} {paper} {over} {r['c']:9.4g} {r['tau']:9.4g} "
-              f"{r['e']:9.3g} {r['check_residual']:9.1e} {r['certificate_seconds'] * 1e3:5.0f}  {r['exact_check']}"
+              f"{r['e']:9.3g} {_residual(r['check_residual'])} {r['certificate_seconds'] * 1e3:5.0f}  "
+              f"{r['exact_check']}"
               + ("   <- BELOW the worst case: a bug" if r["below_worst_case"] else ""))
     if solved[0]["paper_bound"] is None:
         print(f"  {theorem}: no bound ({solved[0]['reason']})")
@@ -489,6 +491,10 @@ def run_certify(args) -> int:
               "failed (exit 4)" + ("; each failure's command: " if failed else "")
               + "; ".join(r["command"] for r in failed))
     return code
+
+
+def _residual(v) -> str:
+    return f"{v:9.1e}" if v is not None else f"{'failed':>9}"
 
 
 def _tune(args, by: str, T: int | None, m: int, source: str, kw: dict) -> int:

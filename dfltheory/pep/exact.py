@@ -16,11 +16,12 @@ the multipliers rounded to multiples of 2^-40. Then
 2. the coefficients of the function values must match exactly: the rounding's mismatch is removed by an exact
    solve for a correction of the largest multipliers (which must stay >= 0);
 3. e is what the constant terms give, exactly (the largest over the mixing matrices);
-4. S = (its Gram part) is checked PSD by an exact LDL^T. Where it fails, the multipliers of the constraints
-   ||g_j||^2 <= B^2 on the queried gradients (each a single diagonal entry of the Gram matrix) are raised by the
-   least dyadic s that makes it pass (bisection): S gains s on those diagonal entries and e gains s B^2 each. That
-   is the weakening ``exact_check`` reports (``"weakened by X"``, X = e_exact - e_sdp, relative). Without B there
-   is no such shift and a failing S leaves the certificate unproved (``"failed: ..."``).
+4. S = (its Gram part) is checked PSD by an exact LDL^T. Where it fails, the multipliers of the bounded
+   constraints (||g_j||^2 <= B^2 on each queried gradient, a single diagonal entry of the Gram matrix; sigma_g's
+   (1/m) sum_i ||g_i - g||^2 <= sigma_g^2, a PSD form) are all raised by the least dyadic s that makes it pass
+   (bisection): S gains s times their forms, e gains s (B^2 + ... + sigma_g^2 + ...). That is the weakening
+   ``exact_check`` reports (``"weakened by X"``, X = (e_exact - e_sdp) / |e_sdp|, floored). Where these do not
+   reach the failing direction (no B, a position direction) the certificate stays unproved (``"failed: ..."``).
 
 The result is an identity over the rationals: the one-round inequality with the rational (a, P, R, tau, e) holds for
 every Gram matrix and function values of the one-round PEP with the snapped data, hence the bound at every T.
@@ -190,20 +191,24 @@ def _one(d, a, P, R, tau, lam, Lams):
 
 
 def _shift_sites(d):
-    """(constraint index, diagonal index, B^2) of each constraint ||g_j||^2 <= B^2 on a leaf gradient."""
+    """(constraint index, its Gram matrix, its cost) of each inequality q(Gram) <= c with c > 0, no function values
+    and q PSD: ||g_j||^2 <= B^2 on a leaf gradient (one diagonal entry), sigma_g's (1/m) sum ||g_i - g||^2 <=
+    sigma_g^2. Raising its multiplier by s adds s q to S and s c to e."""
     sites = []
     for k, ((F, G, c), eq) in enumerate(d["cons"]):
-        nz = [(i, j) for i in range(len(G)) for j in range(len(G)) if G[i][j] != 0]
-        if not eq and c < 0 and not any(F) and len(nz) == 1 and nz[0][0] == nz[0][1] and G[nz[0][0]][nz[0][0]] > 0:
-            sites.append((k, nz[0][0], -c / G[nz[0][0]][nz[0][0]]))
+        if eq or not c < 0 or any(F) or not any(any(row) for row in G):
+            continue
+        if np.linalg.eigvalsh(np.array(G, dtype=float)).min() >= 0 and ldl_psd(G)[0]:
+            sites.append((k, G, -c))
     return sites
 
 
-def exact_certificate(datas, a, P, R, tau, multipliers, e_sdp) -> dict:
+def exact_certificate(datas, a, P, R, tau, multipliers, e_sdp, floor: float = 0.0) -> dict:
     """Check the certificate (a, P, R, tau) (as the SDP gives them, a > 0: divided by a here) with its
     ``multipliers`` (per mixing: (lambda, [Lambda, ...]))
     exactly (module docstring). Returns {"proved": bool, "exact_check": "passed" | "weakened by X" | "failed: ..",
-    "e": the exact e (Fraction), "tau": Fraction, "P", "R" (Fractions), "shift": the B shift s, "weakening": X}."""
+    "e": the exact e (Fraction), "tau": Fraction, "P", "R" (Fractions), "shift": the B shift s, "weakening": X},
+    X = (e_exact - e_sdp) / max(|e_sdp|, ``floor``) (e = 0 at sigma_g = 0: ``floor`` is the scale there)."""
     try:
         Pq, _ = _psd_rational((np.asarray(P, dtype=float) / a).tolist() if len(P) else [])
         Rq, _ = _psd_rational((np.asarray(R, dtype=float) / a).tolist() if len(R) else [])
@@ -221,24 +226,24 @@ def exact_certificate(datas, a, P, R, tau, multipliers, e_sdp) -> dict:
             return dict(proved=False, exact_check=f"failed: {err}")
         sites = _shift_sites(rd)
 
+        total = [[sum((G[i][j] for _, G, _ in sites), Fraction(0)) for j in range(len(S))] for i in range(len(S))]
+
         def shifted(s):
-            T = [list(row) for row in S]
-            for _, i, _ in sites:
-                T[i][i] += s
-            return T
+            return [[S[i][j] + s * total[i][j] for j in range(len(S))] for i in range(len(S))]
 
         ok, why = ldl_psd(S)
         s = Fraction(0)
         if not ok:
             s = _least_shift(S, lambda v: ldl_psd(shifted(v))[0]) if sites else None
             if s is None:
-                return dict(proved=False, exact_check=f"failed: the residual S is not PSD ({why}) and no gradient "
-                                                      "bound B gives a shift that repairs it")
-        es.append(e + s * sum(b2 for _, _, b2 in sites))
+                return dict(proved=False, exact_check=f"failed: the residual S is not PSD ({why}) and no bound (B, "
+                                                      "sigma_g) gives a shift that repairs it")
+        es.append(e + s * sum(cost for _, _, cost in sites))
         shifts.append(s)
     e = max(es)
     ref = Fraction(float(e_sdp) / a)
-    text = "passed" if e <= ref else f"weakened by {float((e - ref) / abs(ref)) if ref else float(e - ref):.2g}" + (
-        " (relative)" if ref else " (absolute)")
-    weakening = max(float((e - ref) / abs(ref)) if ref else float(e - ref), 0.0)
+    scale = max(abs(ref), Fraction(floor))
+    weakening = float((e - ref) / scale) if scale else float(e - ref)
+    text = "passed" if e <= ref else f"weakened by {weakening:.2g} (relative)"
+    weakening = max(weakening, 0.0)
     return dict(proved=True, exact_check=text, e=e, tau=tq, P=Pq, R=Rq, shift=max(shifts), weakening=weakening)

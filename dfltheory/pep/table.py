@@ -17,7 +17,7 @@ import time
 import numpy as np
 
 from dfltheory.pep.compare import compare
-from dfltheory.pep.problem import PEPSolveError, worst_case
+from dfltheory.pep.problem import worst_case
 from dfltheory.pep.sweep import W_lambda
 
 __all__ = ["INSTANCES", "P_DIRECTED", "pep_table", "random_sequence"]
