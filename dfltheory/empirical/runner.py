@@ -582,18 +582,19 @@ def run(cfg: dict, resume: bool = False, wrap=None, again: str | None = None) ->
             engine, evaluator = build(cfg, initial=not (resume and (out / "checkpoint.pt").exists()))
             if wrap is not None:
                 engine = wrap(engine)
+            cfg = {**cfg, "K": engine.algo.K or cfg.get("K") or ALGO_DEFAULTS["K"]}  # config.json: the K that ran
+            note = admm_step_warning(engine.algo, cfg.get("lr", 0.1), cfg.get("lr_decay", 1.0),
+                                     int(engine.local_steps.max()), cfg["rounds"])
+            if note and note not in _WARNED:  # once per process: a sweep of many runs (claims, verify) says it once
+                _WARNED.add(note)
+                print(f"dfltheory train: warning: {note}", file=sys.stderr)
+            keep = {k: v for k, v in cfg.items() if k not in ("out", "resume", "func", "command")}
+            return train(engine, evaluator, cfg["out"], cfg["rounds"], config=keep,
+                         eval_every=cfg.get("eval_every", 1), checkpoint_every=cfg.get("checkpoint_every", 10),
+                         resume=resume, progress=cfg.get("progress", True), local_eval=cfg.get("local_eval", True),
+                         again=again)
         except BaseException:
             if new and all(p.name == rundir.LOCK for p in out.iterdir()):
                 (out / rundir.LOCK).unlink(missing_ok=True)
                 out.rmdir()  # leave no empty run directory behind a run that never started
             raise
-        cfg = {**cfg, "K": engine.algo.K or cfg.get("K") or ALGO_DEFAULTS["K"]}  # config.json records the K that ran
-        note = admm_step_warning(engine.algo, cfg.get("lr", 0.1), cfg.get("lr_decay", 1.0),
-                                 int(engine.local_steps.max()), cfg["rounds"])
-        if note and note not in _WARNED:  # once per process: a sweep of many runs (claims, verify) says it once
-            _WARNED.add(note)
-            print(f"dfltheory train: warning: {note}", file=sys.stderr)
-        keep = {k: v for k, v in cfg.items() if k not in ("out", "resume", "func", "command")}
-        return train(engine, evaluator, cfg["out"], cfg["rounds"], config=keep, eval_every=cfg.get("eval_every", 1),
-                     checkpoint_every=cfg.get("checkpoint_every", 10), resume=resume,
-                     progress=cfg.get("progress", True), local_eval=cfg.get("local_eval", True), again=again)

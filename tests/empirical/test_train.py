@@ -88,8 +88,9 @@ def test_run_directory_guards(tmp_path):
         runner.run({**BASE, "rounds": 2, "out": tmp_path / "r"})
     with pytest.raises(ValueError, match="different config"):
         runner.run({**BASE, "rounds": 2, "lr": 0.2, "out": tmp_path / "r"}, resume=True)
-    with pytest.raises(ValueError, match="no checkpoint"):
+    with pytest.raises(ValueError, match="--resume: no run in .*empty to continue; start it without --resume"):
         runner.run({**BASE, "rounds": 2, "out": tmp_path / "empty"}, resume=True)
+    assert not (tmp_path / "empty").exists()  # nothing left behind by a run that never started (its lock neither)
 
 
 def test_divergence_stops_with_a_clear_message(tmp_path, capsys):
