@@ -686,7 +686,13 @@ def _attempt(setting, mixings, datas, family, agent, common, T, rung, solver, st
                                 f"beyond its accuracy {accuracy:.1e}): " +
                                 ("the exact check and the verifying PEP disagree" if exact["proved"] else
                                  "an inaccurate answer"))
+    separate, separate_error = _separate(setting, P, tau, solver)
+    if separate is not None and separate - claimed > TOL_CHECK * max(abs(claimed), TOL_CHECK_FLOOR * L * Delta) + (
+            accuracy or 0.0):
+        raise PEPSolveError(f"the separately written one-round PEP (dfltheory.pep.separate) reaches {separate:.6g} > "
+                            f"e = {claimed:.6g}: the certificate does not hold on that model")
     check = dict(value=value, e_sdp=e, residual=None if value is None else value - e, accuracy=accuracy,
+                 separate=separate, separate_error=separate_error,
                  status=check_status, seconds=check_seconds, check_error=check_error, proved=exact["proved"],
                  exact_check=exact["exact_check"], weakening=exact.get("weakening"), rung=_rung_text(rung))
     if exact["proved"]:  # the rational certificate, its e rounded up and tau down to floats
@@ -699,6 +705,23 @@ def _attempt(setting, mixings, datas, family, agent, common, T, rung, solver, st
     return Certificate(algorithm=algorithm, potential=family, metric=METRICS[algorithm], a=a, tau=tau, e=e, P=P, R=R,
                        components={"agent": list(agent), "common": list(common)}, L=L, Delta=Delta, horizon=T,
                        status=status, seconds=seconds, check=check, settings=setting)
+
+
+def _separate(setting, P, tau, solver):
+    """The separately written one-round PEP (:mod:`dfltheory.pep.separate`) at the certificate's (c, tau): (its
+    value, '') where it covers the setting, (None, why not) elsewhere or where its solve fails."""
+    from dfltheory.pep.separate import COVERED as SEPARATE, one_round_max
+
+    s, W = setting, setting["mixing_args"].get("W")
+    if LIKE.get(s["algorithm"], s["algorithm"]) not in SEPARATE or W is None or np.asarray(W).ndim != 2 or s["rho"]:
+        return None, "not covered (the consensus potential on one explicit W)"
+    try:
+        value = one_round_max(LIKE.get(s["algorithm"], s["algorithm"]), s["m"], s["K"], s["eta"], s["L"], W, s["Q"],
+                              s["sigma_g"], s["B"], s["alpha"], float(P[0][0]), tau,
+                              solver=solver if solver.upper() != "SCS" else "CLARABEL")
+    except RuntimeError as err:
+        return None, str(err)
+    return value, "" if value is not None else "not covered (sigma_g = 0)"
 
 
 def _diagnosis(setting, mixings) -> str:
@@ -759,7 +782,7 @@ def certificate_table(algorithms=("dfedavg", "dpsgd"), m: int = 2, K: int | None
                        potential=cert.potential, theorem=paper["theorem"], paper_bound=paper["bound"],
                        certificate=bound, a=cert.a, c=cert.c, tau=cert.tau, e=cert.e,
                        check_residual=cert.check["residual"], exact_check=cert.check["exact_check"],
-                       ladder=cert.check["ladder"], rung=cert.check["rung"],
+                       ladder=cert.check["ladder"], rung=cert.check["rung"], separate_check=cert.check["separate"],
                        certificate_seconds=cert.seconds, worst_case=None,
                        worst_case_seconds=None, reason=paper["reason"] if paper["bound"] is None else "")
             mixing = cert.settings["mixing_args"]

@@ -190,6 +190,20 @@ def test_the_certificate_is_proved_exactly_and_a_tampered_one_is_not():
     assert not tampered["proved"] or tampered["weakening"] > 0.01, tampered
 
 
+def test_the_separately_written_model_agrees_and_refutes_a_tampered_certificate():
+    """dfltheory.pep.separate (the one round written again by hand in cvxpy): at a certificate's (c, tau) its maximum
+    is <= e and within 1e-4 of it (the worst case of the round is tight); at tau + 5 % it exceeds e (refuted)."""
+    from dfltheory.pep.separate import one_round_max
+
+    cert = certify("dfedsgpm", 2, 2, 0.02, T=20, alpha=0.5, **DPSGD)
+    value = one_round_max("dfedsgpm", 2, 2, 0.02, 1.0, W_lambda(2, 0.5), 1, 1.0, 2.0, 0.5, cert.c, cert.tau)
+    assert value == pytest.approx(cert.check["separate"], rel=1e-6, abs=1e-10)
+    assert cert.e * (1 - 1e-4) <= value <= cert.e + 1e-9, (value, cert.e)
+    tampered = one_round_max("dfedsgpm", 2, 2, 0.02, 1.0, W_lambda(2, 0.5), 1, 1.0, 2.0, 0.5, cert.c, 1.05 * cert.tau)
+    assert tampered > cert.e * 1.01
+    assert one_round_max("dfedadmm", 2, 1, 0.01, 1.0, W_lambda(2, 0.5), 1, 1.0, 2.0, None, 1.0, 1.0) is None
+
+
 @settings(max_examples=30, deadline=None)
 @given(st.integers(1, 6), st.integers(0, 10 ** 6), st.booleans())
 def test_exact_ldl_accepts_psd_and_refuses_indefinite(n, seed, indefinite):
