@@ -47,11 +47,18 @@ condition at p^t), so **bound(T) >= the fixed-T PEP value** at every T: a certif
 At sigma_g = 0 a larger quadratic part costs nothing and the optimum runs off to infinity: trace(P) + trace(R) <=
 :data:`QUAD_CAP` a L caps it (a change in the 4th digit of the bounds).
 
-Validation: an independent primal PEP per mixing matrix (PEPit's own SDP, its dual checked by ``problem._solve`` to
-the fixed-T PEP's tolerances) maximises the left side of the one-round inequality at the certificate's coefficients
-(:func:`verify_certificate`); ``residual`` = its value - e. The bounds use the larger of e and that value (a solver's
-slack cannot put a bound below the truth), and a residual above :data:`TOL_CHECK` (relative) refuses the
-certificate. The solver's tiny violations of a, tau >= 0 and P, R PSD are removed before the check.
+Validation (issue 32). Each SDP is solved by the first rung of :data:`LADDER` whose answer holds (Clarabel, a
+stronger regularization, equilibrated data, SCS; any exception of a solver, a Rust panic included, fails a rung).
+An answer is checked three ways: (1) the **exact check** (:mod:`dfltheory.pep.exact`): coefficients and multipliers
+rounded to rationals, the one-round identity rebuilt in Fractions, the residual Gram matrix PSD by an exact LDL^T,
+e weakened by the least amount that makes it hold where needed (``check["exact_check"]``: passed / weakened by X /
+failed); a proved certificate reports the exact e (rounded up) and tau (rounded down); (2) the verifying primal PEP
+per mixing matrix (PEPit's own SDP at the certificate's coefficients, its dual checked by ``problem._solve``):
+``residual`` = its value - e, refused above :data:`TOL_CHECK` relative to max(|e|, :data:`TOL_CHECK_FLOOR` L Delta)
+beyond its own accuracy; (3) the separately written one-round PEP (:mod:`dfltheory.pep.separate`, the consensus
+family on an explicit W), whose maximum must not exceed e. A certificate not proved exactly (no bounded constraint
+reaches the failing direction) keeps the larger of the SDP's e and the verifying value and says so. The solver's
+tiny violations of a, tau >= 0 and P, R PSD are removed before the checks.
 
 What a certificate proves: the bound at every T for every instance of the class (deterministic, sigma_l = 0). What
 it does not: that the family is the right one. A bound far above the fixed-T worst case says that the family (one
