@@ -530,14 +530,15 @@ DIGITS = Plan("digits", COMMON, SIZES, "default", "digits, Dirichlet(0.3), MLP 3
 #: the gpu size; the cpu size (one session on 2 cores) swaps in the 32-32 MLP and fewer seeds, and says so.
 MNIST_COMMON = {**COMMON, "dataset": "mnist", "model": "mlp", "batch_size": 128}
 MNIST_CLAIMS = ("dfedsgpsm.table1", "dfedadmm.printed", "dfedadmm.sam", "dfedadmm.topology")
-_MNIST_STANDIN = ("the 32-32 MLP (d = 25,818) standing in for the papers' 200-200 MLP (d = 199,210): the cpu size's "
-                  "one scale-down of the model, 7.7 times fewer operations per image")
+_MNIST_STANDIN = ("the 32-32 MLP (d = 26,506) standing in for the papers' 200-200 MLP (d = 199,210): 7.5 times fewer "
+                  "operations per image")
 MNIST_SIZES = {
     "quick": ClaimSize(m=4, m_large=4, rounds=2, seeds=2, eval_every=1, model="mlp-small",
                        deviations=("the quick size: a test of the plumbing, not of the claims",)),
-    "cpu": ClaimSize(m=100, m_large=100, rounds=300, seeds=3, eval_every=10, K=1, model="mlp-small",
-                     deviations=(_MNIST_STANDIN, "1 local epoch, not the papers' 5 (about 5 steps of batch 128, not 25)",
-                                 "3 seeds per arm (the cpu size: one session on 2 cores)")),
+    "cpu": ClaimSize(m=100, m_large=100, rounds=300, seeds=3, eval_every=50, K=1, model="mlp-small",
+                     deviations=("the cpu size (one session, about 2 hours on 2 cores): " + _MNIST_STANDIN,
+                                 "the cpu size: 1 local epoch, not the papers' 5 (about 5 steps of batch 128, not 25)",
+                                 "the cpu size: 3 seeds per arm (underpowered for effects below about 2 points)")),
     "gpu": ClaimSize(m=100, m_large=100, rounds=300, seeds=10, eval_every=5),
 }
 MNIST = Plan("mnist", MNIST_COMMON, MNIST_SIZES, "cpu",
@@ -703,9 +704,13 @@ def _cohorts(chosen: Sequence[Claim], size: ClaimSize, device: str, plan: str | 
 
 
 # ------------------------------------------------------------------------------------------------ cost
-#: floating-point operations per second of one worker (one CPU thread; the batched per-client products of the
-#: engine), measured on fake full-size MNIST (benchmarks: issue 34); the GPU's is an assumption, not a measurement
-THROUGHPUT = {"cpu": 4.0e9, "cuda": 2.0e12}
+#: floating-point operations per second of one worker: the CPU's measured (issue 34: fake full-size MNIST, m = 100,
+#: 3 seeds in one engine, one thread on the shared 2-core machine: 9.9e9 training the 32-32 MLP, 8.0e9 the 200-200
+#: MLP, 1.6 times the time for a SAM step: :data:`SAM_COST`); the GPU's is an assumption (about 10 % of an H100's
+#: fp32 peak for these small per-client products), not a measurement. On digits (batches of a few images) the
+#: per-step overheads dominate and the estimate is about 3 times low (0.8 against 2.35 CPU-hours at the full size)
+THROUGHPUT = {"cpu": 9.0e9, "cuda": 5.0e12}
+SAM_COST = 1.6
 _INPUT = {"digits": ((1, 8, 8), 1_348, 449), "mnist": ((1, 28, 28), 60_000, 10_000),
           "fashion-mnist": ((1, 28, 28), 60_000, 10_000), "cifar10": ((3, 32, 32), 50_000, 10_000),
           "cifar100": ((3, 32, 32), 50_000, 10_000)}
@@ -721,8 +726,9 @@ def _parameters(model: str, dataset: str) -> int:
 def estimate(chosen: Sequence[Claim], size: ClaimSize, device: str = "cpu", plan: str | Plan = "digits",
              workers: int = 1) -> dict:
     """The cost of training the cohorts of ``chosen`` at ``size`` before it starts: per cohort seeds x rounds x
-    (local epochs x training images x 6 d operations, twice for a SAM step) + evaluations (x_bar and, with the
-    clients' own models, m models on the test set: 2 d per image), over :data:`THROUGHPUT` of one worker. Returns
+    (local epochs x training images x 6 d operations, :data:`SAM_COST` times that for a SAM step) + evaluations (x_bar's loss and
+    gradient on the training set, 6 d per image; x_bar and, with the clients' own models, m models on the test set,
+    2 d per image), over :data:`THROUGHPUT` of one worker. Returns
     {"cohorts", "runs", "flops", "cpu_hours" (worker-hours), "hours" (wall, ``workers`` at a time), "assumption"}."""
     from dfltheory.empirical import algorithms as A
     from dfltheory.empirical.runner import ALGO_KEYS
@@ -738,9 +744,9 @@ def estimate(chosen: Sequence[Claim], size: ClaimSize, device: str = "cpu", plan
         d = params.setdefault(key, _parameters(*key))
         algo = A.make(cfg["algo"], **{k: cfg[k] for k in ALGO_KEYS if k in cfg})
         epochs = algo.K or cfg.get("K", 1)
-        sam = 2 if float(algo.hyper.get("rho") or 0.0) > 0 else 1
+        sam = SAM_COST if float(algo.hyper.get("rho") or 0.0) > 0 else 1.0
         evals = cfg["rounds"] // cfg["eval_every"] + 1
-        per_eval = 2 * d * n_test * (1 + (cfg["n"] if cfg.get("local_eval", True) else 0))
+        per_eval = 2 * d * n_test * (1 + (cfg["n"] if cfg.get("local_eval", True) else 0)) + 6 * d * n_train
         flops += len(seeds) * (cfg["rounds"] * epochs * n_train * 6 * d * sam + evals * per_eval)
     rate = THROUGHPUT["cpu" if device == "cpu" else "cuda"]
     hours = flops / rate / 3600
@@ -1043,14 +1049,14 @@ def deviations(claim: Claim, size: ClaimSize, plan: str | Plan = "digits") -> li
     out += list(plan.deviations.get(claim.paper, ())) + list(DEVIATIONS[claim.paper]) + list(claim.deviations)
     m = size.m_large if claim.large else size.m
     paper_rounds = claim.paper_rounds or PAPER_ROUNDS[claim.paper]
-    if size.rounds != paper_rounds:
-        path = (f"; the learning-rate decay is the paper's over its main {PAPER_ROUNDS[claim.paper]} rounds"
-                if claim.paper_rounds and claim.paper_rounds != PAPER_ROUNDS[claim.paper] else "")
-        out.append(f"{size.rounds} rounds, not the paper's {paper_rounds} (its learning-rate path rescaled to "
-                   f"them{path})")
-    elif claim.paper_rounds and claim.paper_rounds != PAPER_ROUNDS[claim.paper]:
-        out.append(f"the learning-rate decay of the paper's main {PAPER_ROUNDS[claim.paper]} rounds over "
-                   f"{size.rounds}")
+    main = PAPER_ROUNDS[claim.paper]
+    if size.rounds != paper_rounds and paper_rounds != main:
+        out.append(f"{size.rounds} rounds, not the {paper_rounds} of its table or figure (the learning-rate decay: the "
+                   f"paper's over its main {main} rounds, rescaled to {size.rounds})")
+    elif size.rounds != paper_rounds:
+        out.append(f"{size.rounds} rounds, not the paper's {paper_rounds} (its learning-rate path rescaled to them)")
+    elif paper_rounds != main:
+        out.append(f"the learning-rate decay of the paper's main {main} rounds over {size.rounds}")
     return out + ([f"m = {m} clients, not 100"] if m != 100 else []) + list(size.deviations)
 
 
@@ -1173,11 +1179,12 @@ def _check_data(plan: Plan, data_root: str | None) -> None:
 
 def rejudge(result: dict) -> dict:
     """``result`` (a stored claims.json, compact or not) judged again by today's rules from its per-seed values,
-    without training: each claim whose stored values still measure what the claim now tests gets new pairs, trends,
-    calibration, verdict and reason (``rejudged`` true); a claim whose metric or measurement cadence changed keeps
+    without training: every claim gets today's statement, note and deviations; each claim whose stored values still
+    measure what the claim now tests gets new pairs, trends, calibration, verdict and reason (``rejudged`` true); a claim whose metric or measurement cadence changed keeps
     its stored verdict with ``rejudged`` false and ``stale`` saying why (a run is needed). Adds the study-wide
     verdicts and the findings."""
     by_id = {c.id: c for c in CLAIMS}
+    plan = plan_of(result.get("plan", "digits"))
     rows = []
     for row in result["claims"]:
         claim = by_id.get(row["id"])
@@ -1190,6 +1197,10 @@ def rejudge(result: dict) -> dict:
             stale = "now measured every round; stored every few rounds (a re-run)"
         new = {**row, "finding": (claim.finding if claim else "") or row["id"],
                "paper_values": dict(claim.paper_values) if claim else {}}
+        if claim is not None and result.get("size") in plan.sizes:  # today's texts: statement, note, deviations
+            new.update(statement=claim.statement, section=claim.section, paper_number=claim.paper_number,
+                       note=claim.note, index=list(claim.index),
+                       deviations=deviations(claim, plan.sizes[result["size"]], plan))
         if stale:
             new.update(rejudged=False, stale=stale)
             for part in list(new["pairs"]) + list(new["trends"]):
