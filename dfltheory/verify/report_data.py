@@ -230,16 +230,17 @@ def merge_results(parts: list[dict], sums: tuple[str, ...] = ()) -> dict:
     return merged
 
 
-def per_paper(run: Callable[[tuple], dict], papers, stage: str, command: Callable[[str], str],
+def per_paper(run: Callable[[tuple], dict], papers, stage: str, what: str, command: Callable[[str], str],
               sums: tuple[str, ...] = ()) -> tuple[dict | None, str]:
-    """``run(papers)`` at once; where it raises, ``run((paper,))`` for each paper (cached runs are read again, not
-    retrained), a paper that raises recorded in ``failures`` (with the command that reproduces it) and the others
-    kept. (result or None, why None)."""
+    """``run(papers)`` at once (``run(("all",))`` without papers); where it raises, ``run((paper,))`` for each
+    paper (cached runs are read again, not retrained), a paper that raises recorded in ``failures`` under ``stage``
+    (with the command that reproduces it) and the others kept. (result or None, why None: ``what`` failed, the
+    first error)."""
     from dfltheory.bounds import PAPERS
 
     chosen = tuple(papers) if papers else tuple(PAPERS)
     try:
-        return {**run(chosen), "failures": []}, ""
+        return {**run(tuple(papers) if papers else ("all",)), "failures": []}, ""
     except Exception as err:  # retried paper by paper below: one paper's failure keeps the others
         traceback.print_exc()
         first = err
@@ -250,7 +251,7 @@ def per_paper(run: Callable[[tuple], dict], papers, stage: str, command: Callabl
         except Exception as err:
             failures.append(failed(stage, paper, err, command(paper), paper=paper))
     if not parts:
-        return None, (f"{stage} failed: {error_text(first)} (the traceback is on stderr; reproduce: "
+        return None, (f"{what} failed: {error_text(first)} (the traceback is on stderr; reproduce: "
                       f"{command(' '.join(chosen))})")
     return {**merge_results(parts, sums), "failures": failures}, ""
 
@@ -265,8 +266,8 @@ def verification_section(out: Path, size: str, progress: Callable | None = None,
     def run(chosen):
         return verify(targets=chosen, size=size, out=out / "verify", progress=progress, workers=WORKERS)
 
-    return per_paper(run, papers, "verification", lambda p: f"dfltheory verify {p} --size {size} --out verify-repro",
-                     sums=("wall_seconds",))
+    return per_paper(run, papers, STAGES[3], "verification",
+                     lambda p: f"dfltheory verify {p} --size {size} --out verify-repro", sums=("wall_seconds",))
 
 
 def run_values(run: str | Path) -> dict[str, float]:
@@ -429,7 +430,7 @@ def certificates_section(T=CERTIFICATE_T, papers=None) -> list[dict]:
         except Exception as err:
             found = [failed(STAGES[6], f"certificate {algorithm}", err, command, algorithm=algorithm, K=kw["K"],
                             eta=kw["eta"], T=", ".join(map(str, T)), theorem=None)]
-        rows += [{**r, "stage": STAGES[6], "case": f"certificate {algorithm}, T = {r.get('T')}",
+        rows += [{**r, "stage": STAGES[6], "case": r.get("case") or f"certificate {algorithm}, T = {r.get('T')}",
                   "command": r.get("command") or command} if is_failed(r) else r for r in found]
     return rows
 
@@ -455,7 +456,7 @@ def pep_rows(papers=None) -> list[dict]:
         except Exception as err:
             found = [failed(STAGES[6], f"PEP {algorithm}, {mixing}", err, pep_command(k), algorithm=algorithm,
                             instance=f"instance {k} of dfltheory.pep.table.INSTANCES: {mixing}", theorem=None)]
-        rows += [{**r, "stage": STAGES[6], "case": f"PEP {algorithm}, {mixing}",
+        rows += [{**r, "stage": STAGES[6], "case": r.get("case") or f"PEP {algorithm}, {mixing}",
                   "command": r.get("command") or pep_command(k)} if is_failed(r) else r for r in found]
     return rows
 
@@ -486,7 +487,8 @@ def claims_section(out: Path, size: str, progress: Callable | None = None, paper
     def run(chosen):
         return run_claims(papers=chosen, size=size, out=out / "claims", workers=WORKERS, progress=progress)
 
-    result, note = per_paper(run, papers, "claims", lambda p: f"dfltheory claims {p} --size {size} --out claims-repro",
+    result, note = per_paper(run, papers, STAGES[7], "claims",
+                             lambda p: f"dfltheory claims {p} --size {size} --out claims-repro",
                              sums=("wall_seconds", "cpu_seconds", "cohort_seconds", "cohorts", "cohorts_trained",
                                    "runs"))
     if result is None:

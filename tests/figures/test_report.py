@@ -1,6 +1,8 @@
 """The verdict-first report: built once for DFedSAM only (no training, no network, the verification results of the
-hand-written fixture ``verify_fixture.json``, for time) and read as a browser and a reader would: every figure it references exists, every paper has its table with a row per main theorem, no raw
-sympy or Python reprs, numbers formatted, and the Markdown and JSON say what the HTML says."""
+hand-written fixture ``verify_fixture.json``, for time) and read as a browser and a reader would: every figure it
+references exists, every paper has its table with a row per main theorem, no raw sympy or Python reprs, numbers
+formatted, and the Markdown and JSON say what the HTML says. Then the report with planted failures (issue 32), its
+folder moved, its refusals."""
 
 import json
 import re
@@ -322,6 +324,7 @@ def test_claims_section_runs_every_paper_and_draws_its_figures(tmp_path):
     from dfltheory.verify.report_data import claims_section
 
     result, note = claims_section(tmp_path, "quick")
+    assert result["failures"] == [], result["failures"]  # a paper that raised: its error and command
     result = claims_figures(result, tmp_path)
     assert note == "" and {c["paper"] for c in result["claims"]} == {"dfedsgpsm", "dfedsam", "dfedcata", "dfedpgp",
                                                                      "dfedadmm"}
@@ -405,7 +408,7 @@ def test_a_case_that_raises_is_recorded_in_red_with_its_command_and_the_report_i
         raise RuntimeError(f"planted rate failure {i}")
 
     def verify(targets, **kw):
-        if "dfedcata" in targets:
+        if "dfedcata" in targets or "all" in targets:
             raise RuntimeError("planted verification failure")
         return {**restrict(ver, targets), "overlays": {}}
 
@@ -432,7 +435,7 @@ def test_a_case_that_raises_is_recorded_in_red_with_its_command_and_the_report_i
         raise RuntimeError("planted figure failure")
 
     monkeypatch.setattr(rates, "verify", rate)
-    monkeypatch.setattr(data, "rates_section", lambda progress=None, papers=None: [data._rate("dfedsam.cor4.1.1")])
+    monkeypatch.setattr(data, "rates_section", lambda progress=None, papers=None: [data._rate("dfedsam.cor4.1.2")])
     monkeypatch.setattr(data, "experiments_section", lambda *a, **k: 1 / 0)  # the whole stage raises
     monkeypatch.setattr(holds, "verify", verify)
     monkeypatch.setattr(pep, "certificate_table", certificate_table)
@@ -445,7 +448,7 @@ def test_a_case_that_raises_is_recorded_in_red_with_its_command_and_the_report_i
     html, md = (tmp_path / "report.html").read_text(), (tmp_path / "report.md").read_text()
     saved = json.loads((tmp_path / "report.json").read_text())
     cases = {(f["stage"], f["case"]) for f in rep["failures"]}
-    expected = {("stated against derived rates", "dfedsam.cor4.1.1"),
+    expected = {("stated against derived rates", "dfedsam.cor4.1.2"),
                 ("the papers' settings against their conditions", "the whole stage"),
                 ("verification runs", "dfedcata"), ("figures", "spectral_gap.png"),
                 ("worst cases (PEP)", "certificate dfedadmm"), ("worst cases (PEP)", "certificate dfedcata-b, T = 3"),
@@ -479,6 +482,7 @@ def test_a_case_that_raises_is_recorded_in_red_with_its_command_and_the_report_i
 
 def test_a_stage_that_fails_for_every_paper_is_recorded_not_silently_empty(monkeypatch, tmp_path):
     import dfltheory.verify.holds as holds
+    import dfltheory.verify.report_data as data
     from dfltheory.verify.report_data import report_data
 
     def broken(**kw):
@@ -492,6 +496,8 @@ def test_a_stage_that_fails_for_every_paper_is_recorded_not_silently_empty(monke
         def step(self, *args): ...
 
     monkeypatch.setattr(holds, "verify", broken)
+    monkeypatch.setattr(data, "rates_section", lambda *a, **k: [])  # not under test: for time
+    monkeypatch.setattr(data, "experiments_section", lambda *a, **k: [])
     rep, notes = report_data(tmp_path, Quiet(), train=False, n=8, verify=True, size="quick", network=False,
                              papers=("dfedsam",), pep=False, claims=False)
     assert rep["verification"] is None and notes["verification"].startswith("verification failed: RuntimeError")
