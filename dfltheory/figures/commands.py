@@ -129,7 +129,7 @@ def verification_file(path: str) -> dict:
     from dfltheory.figures.render import _verification
     from dfltheory.figures.verdicts import exact_cell
 
-    fix = "give the JSON that dfltheory verify --json prints (dfltheory verify --json > FILE)"
+    fix = "give the JSON that dfltheory.verify.holds.verify returns (dfltheory verify --json > FILE)"
     if not Path(path).is_file():
         raise ValueError(f"--verification {path}: no such file; {fix}")
     ver = read_json(path, fix)
