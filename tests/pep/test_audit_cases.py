@@ -65,9 +65,12 @@ def test_the_reports_certificate_cases_all_solve():
         assert r["status"] == "ok", r
         assert r["exact_check"] == "passed" or r["exact_check"].startswith("weakened by"), r
         assert not r["below_worst_case"] and (r["worst_case"] is not None) == (r["T"] <= 10), r
-        assert r["certificate"] <= 1.1 * r["worst_case"] if r["worst_case"] else r["certificate"] < 1.0, r
+        assert r["certificate"] <= 1.1 * r["worst_case"] if r["worst_case"] else r["certificate"] < 2.0, r
+    for algorithm, _ in CERTIFICATE_CASES:  # each bound below the trivial 2 L Delta and decreasing in T
+        bounds = [r["certificate"] for r in rows if r["algorithm"] == algorithm]
+        assert all(b > c for b, c in zip(bounds, bounds[1:])), (algorithm, bounds)
     sgpm = {r["T"]: r["certificate"] for r in rows if r["algorithm"] == "dfedsgpm"}
-    assert sgpm[20] == pytest.approx(0.9283, abs=2e-3) and sgpm[3] > sgpm[5] > sgpm[10] > sgpm[20]
+    assert sgpm[20] == pytest.approx(0.9283, abs=2e-3)
     print(f"report certificate cases: {seconds:.1f} s")
 
 
