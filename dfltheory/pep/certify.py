@@ -126,8 +126,10 @@ class Certificate:
 
     Reported with a = 1 (the inequality is homogeneous). ``P`` / ``R``: the quadratic part on the per-agent / common
     components (``components``); ``c`` = P[0][0], the weight of the consensus error (1/m)||X - 1 x_bar^T||_F^2.
-    ``e`` is the larger of the SDP's and the verifying PEP's value (``check``: that value, the SDP's e, the residual,
-    the status and seconds of the check). ``horizon``: the T it was optimised for (None: the floor)."""
+    ``e``: proved exactly (``check["proved"]``), the exact e rounded up (``check["e_exact"]``, a fraction); else the
+    larger of the SDP's e and the verifying PEP's value. ``check``: the exact check's verdict, the verifying PEP's
+    value, residual and accuracy, the separate model's value, the rung of :data:`LADDER` that answered and why the
+    earlier ones failed. ``horizon``: the T it was optimised for (None: the floor)."""
 
     algorithm: str
     potential: str
