@@ -61,7 +61,7 @@ def test_a_stale_lock_of_a_dead_process_is_taken_over(tmp_path, capsys):
 
 def test_a_sweep_on_a_cache_in_use_is_refused(tmp_path):
     (tmp_path / "runs").mkdir()
-    with open(tmp_path / "runs" / ".lock", "w") as held:
+    with open(tmp_path / ".runs.lock", "w") as held:  # beside the cache: every entry of the cache is a run
         fcntl.flock(held, fcntl.LOCK_EX)
         held.write("4343\n")
         held.flush()

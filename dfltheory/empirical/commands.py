@@ -435,6 +435,7 @@ def _sweep(args) -> int:
     rows = sweep.run_sweep(spec, out, args.jobs, progress if args.progress else None, yes=True, counts=counts)
     out = Path(out)
     print(sweep.table(rows), end="")
-    print(f"{counts['read_back']} read back, {counts['trained']} trained; wrote {sweep.write_csv(rows, out / 'sweep.csv')}"
-          f"; runs in {out / 'runs'} (tensorboard --logdir {out / 'runs'})")
+    csv = sweep.write_csv(rows, out / "sweep.csv")
+    print(f"{counts['read_back']} read back, {counts['trained']} trained; wrote {csv}; runs in {out / 'runs'} "
+          f"(tensorboard --logdir {out / 'runs'})")
     return 0

@@ -16,7 +16,7 @@ A run directory (``dfltheory train --out DIR``) holds four files:
 
 TensorBoard event files (``events.out.tfevents.*``, :mod:`dfltheory.empirical.tensorboard`): extra, not validated.
 ``.lock`` (:func:`lock`): held by the process that writes the directory, with its pid, so that a second writer is
-refused rather than interleaving its rounds with the first's.
+refused rather than interleaving its rounds with the first's (a run cache's lock, ``.<cache>.lock``, sits beside it).
 
 Every file is written whole or not at all (a temporary file, then ``os.replace``): a full disk or a kill leaves the
 previous version, so the directory stays resumable; :func:`disk_full` turns the OSError into one line that says so.
@@ -44,16 +44,18 @@ STATUSES = ("completed", "diverged")
 
 
 LOCK = ".lock"
-_HELD: dict[Path, list] = {}  # run directory -> [open lock file, depth]: this process's locks (re-entered, not re-taken)
+_HELD: dict[Path, list] = {}  # directory -> [open lock file, depth]: this process's locks (re-entered, not re-taken)
 
 
 @contextlib.contextmanager
-def lock(out, what: str = "--out"):
-    """Hold ``out/.lock`` (``fcntl.flock``, with this process's pid in it) while the block runs: a second process
-    that writes ``out`` is refused with a ValueError naming the holder's pid. The kernel releases the lock when its
-    process ends, however it ends, so a lock file left by a dead process is taken over. Re-entrant in one process."""
+def lock(out, what: str = "--out", file=None):
+    """Hold ``out/.lock`` (or ``file``, a lock kept beside a directory whose entries must all be runs: a run cache)
+    with ``fcntl.flock`` and this process's pid in it while the block runs: a second process that writes ``out`` is
+    refused with a ValueError naming the holder's pid. The kernel releases the lock when its process ends, however it
+    ends, so a lock file left by a dead process is taken over. Re-entrant in one process."""
     out = Path(out).resolve()
-    held = _HELD.get(out)
+    path = Path(file).resolve() if file is not None else out / LOCK
+    held = _HELD.get(path)
     if held is not None:
         held[1] += 1
         try:
@@ -61,7 +63,7 @@ def lock(out, what: str = "--out"):
         finally:
             held[1] -= 1
         return
-    fh = open(out / LOCK, "a+")
+    fh = open(path, "a+")
     try:
         fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:
@@ -74,11 +76,11 @@ def lock(out, what: str = "--out"):
     fh.truncate()
     fh.write(f"{os.getpid()}\n")
     fh.flush()
-    _HELD[out] = [fh, 1]
+    _HELD[path] = [fh, 1]
     try:
         yield
     finally:
-        del _HELD[out]
+        del _HELD[path]
         fh.close()  # releases the lock; the file stays (removing it would race a process taking it)
 
 

@@ -403,11 +403,16 @@ def _clean(rec: dict) -> dict:
 def _where(err: BaseException) -> str:
     """Where in the code ``err`` was raised, for a one-line error: the innermost frame outside torch and the standard
     library (a plugin's file, else this package's), as 'Class.method (file, line N)'."""
+    import sysconfig
     import traceback
 
-    skip = tuple(str(Path(m.__file__).resolve().parent) for m in (torch, json))  # torch, the standard library
-    frames = [(f, n) for f, n in traceback.walk_tb(err.__traceback__)
-              if not str(Path(f.f_code.co_filename).resolve()).startswith(skip)]
+    torch_dir, stdlib = str(Path(torch.__file__).resolve().parent), str(Path(sysconfig.get_paths()["stdlib"]).resolve())
+
+    def library(frame) -> bool:
+        path = str(Path(frame.f_code.co_filename).resolve())
+        return path.startswith(torch_dir) or (path.startswith(stdlib) and "site-packages" not in path)
+
+    frames = [(f, n) for f, n in traceback.walk_tb(err.__traceback__) if not library(f)]
     if not frames:
         return "torch"
     frame, line = frames[-1]
@@ -491,8 +496,9 @@ def _train(engine, evaluator, out: Path, rounds, config, eval_every, checkpoint_
         raise ValueError(f"{out} already holds a run; pass --resume to continue it or choose another --out")
     try:
         rundir.atomic_write(json.dumps({**config, "rounds": rounds}, indent=2, default=str) + "\n", cfile)
-    except OSError as err:
-        raise rundir.disk_full(cfile, err, again) or err from None
+    except OSError as err:  # before anything else is written: a fresh run starts the same way again
+        fix = again if resume or not again.endswith("--resume") else "run the same command again"
+        raise rundir.disk_full(cfile, err, fix) or err from None
     events = None  # TensorBoard event files next to metrics.jsonl; a resume writes them afresh from the kept records
     bar, saved = None, (engine.t if resume else None)
     try:

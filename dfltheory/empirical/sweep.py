@@ -107,7 +107,8 @@ class RunCache:
         if isinstance(cfgs, (str, bytes, Mapping)) or not isinstance(cfgs, Sequence):
             raise ValueError(f"cfgs must be a list of run configs, got {type(cfgs).__name__}")
         unique = {self.path(_checked_cfg(c, f"cfgs[{i}]")): c for i, c in enumerate(cfgs)}
-        with rundir.lock(output_dir(self.root, "the run cache"), "the run cache"):
+        root = output_dir(self.root, "the run cache")
+        with rundir.lock(root, "the run cache", root.parent / f".{root.resolve().name}.lock"):  # its entries: runs
             todo = [dict(c) for c in unique.values() if not self.done(c)]
             total, done, start = len(unique), len(unique) - len(todo), time.perf_counter()
             self.read_back += done
