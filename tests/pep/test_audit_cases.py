@@ -242,3 +242,22 @@ def test_the_diagnosis_names_the_real_cause(settings_, cause):
 
     text = diagnose_failure(settings_)
     assert text.startswith(cause) and (not cause or "; use " in text and "smaller" not in text), text
+
+
+def test_a_failed_pep_instance_is_a_row_with_a_command_the_parser_accepts(monkeypatch):
+    """pep_table never ends at one instance: a failed solve (here every one, made to fail; a panic included) is its
+    row, status 'failed', the cause in 'error' and the equivalent `dfltheory pep` in 'command'."""
+    from dfltheory.pep import table
+
+    def broken(*args, **kwargs):
+        raise PanicException("Eigval error")
+
+    monkeypatch.setattr(table, "worst_case", broken)
+    rows = table.pep_table()
+    assert len(rows) == len(table.INSTANCES) and all(r["status"] == "failed" for r in rows)
+    assert all("Eigval error" in r["error"] for r in rows)
+    assert rows[0]["command"] == "dfltheory pep dfedavg --m 3 --K 2 --eta 0.05 --T 4 --lambda 0.5 --set sigma_g=1 B=2"
+    for r, (algorithm, kw, _, _) in zip(rows, table.INSTANCES):
+        args = build_parser().parse_args(r["command"].split("   (")[0].split()[1:])
+        assert args.algorithm == algorithm and args.T == kw["T"] and args.eta == kw["eta"] and args.K == kw["K"]
+        assert ("spectral" in kw) == (args.lambda_range is not None)
