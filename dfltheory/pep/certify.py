@@ -898,7 +898,7 @@ def tune(algorithm: str, m: int, K: int, eta_max: float, T: int | None, by: str 
     if isinstance(eta_max, (int, float, np.integer, np.floating)) and not isinstance(eta_max, bool) and math.isfinite(
             eta_max) and isinstance(L, (int, float)) and eta_max * L > MAX_SCALE:
         raise ValueError(f"eta_max = {eta_max:g} (the largest step searched, --eta) makes eta L = {eta_max * L:.3g} "
-                         f"exceed {MAX_SCALE:g}, where every step of the grid but the smallest is refused; use "
+                         f"exceed {MAX_SCALE:g}, above which every step is refused as bad input; use "
                          f"eta_max <= {MAX_SCALE / L:g} (every theorem asks eta L < 1)")
     settings = {}
 
