@@ -263,8 +263,9 @@ def exact_cell(thm_id: str, verification: Mapping | None) -> dict:
     as it is, several as a tally, per constants family below; each setting's verdict on hover."""
     if not verification:
         return cell("verification not run", "none")
-    broken = [f for f in verification.get("failures", ()) if f.get("paper") == thm_id.split(".")[0]]
-    if broken:  # this paper's runs raised: its verdicts are missing, not fine
+    broken = [f for f in verification.get("failures", ()) if f.get("theorem", thm_id) == thm_id
+              and f.get("paper") == thm_id.split(".")[0]]
+    if broken:  # this theorem's (or its whole paper's) runs raised: its verdicts are missing, not fine
         return failed_cell(broken)
     mine = [v for v in verification.get("verdicts", ()) if v["theorem"] == thm_id]
     runs = informative_lines(thm_id, verification)

@@ -231,11 +231,12 @@ def merge_results(parts: list[dict], sums: tuple[str, ...] = ()) -> dict:
 
 
 def per_paper(run: Callable[[tuple], dict], papers, stage: str, what: str, command: Callable[[str], str],
-              sums: tuple[str, ...] = ()) -> tuple[dict | None, str]:
+              sums: tuple[str, ...] = (), split: Callable[[str], list[str]] | None = None) -> tuple[dict | None, str]:
     """``run(papers)`` at once (``run(("all",))`` without papers); where it raises, ``run((paper,))`` for each
     paper (cached runs are read again, not retrained), a paper that raises recorded in ``failures`` under ``stage``
-    (with the command that reproduces it) and the others kept. (result or None, why None: ``what`` failed, the
-    first error)."""
+    (with the command that reproduces it) and the others kept. With ``split`` (paper -> its parts, e.g. theorem
+    ids), a paper that raises is retried part by part: only the parts that raise are failures (all of them: the
+    paper's one failure). (result or None, why None: ``what`` failed, the first error)."""
     from dfltheory.bounds import PAPERS
 
     chosen = tuple(papers) if papers else tuple(PAPERS)
@@ -248,8 +249,17 @@ def per_paper(run: Callable[[tuple], dict], papers, stage: str, what: str, comma
     for paper in chosen:
         try:
             parts.append(run((paper,)))
+            continue
         except Exception as err:
-            failures.append(failed(stage, paper, err, command(paper), paper=paper))
+            whole = failed(stage, paper, err, command(paper), paper=paper)
+        found, lost = [], []
+        for part in split(paper) if split else ():
+            try:
+                found.append(run((part,)))
+            except Exception as err:
+                lost.append(failed(stage, part, err, command(part), paper=paper, theorem=part))
+        parts += found
+        failures += lost if found else [whole]
     if not parts:
         return None, (f"{what} failed: {error_text(first)} (the traceback is on stderr; reproduce: "
                       f"{command(' '.join(chosen))})")
@@ -259,15 +269,21 @@ def per_paper(run: Callable[[tuple], dict], papers, stage: str, what: str, comma
 def verification_section(out: Path, size: str, progress: Callable | None = None,
                          papers=None) -> tuple[dict | None, str]:
     """``dfltheory.verify.holds.verify`` on every main theorem and variant of ``papers`` (default all; runs cached in
-    ``out/verify/runs``); where it fails, paper by paper (:func:`per_paper`): a paper that fails is in
-    ``failures``. None and why where every paper failed."""
+    ``out/verify/runs``); where it fails, paper by paper and in a paper that fails theorem by theorem
+    (:func:`per_paper`): what fails is in ``failures``. None and why where every paper failed."""
     from dfltheory.verify.holds import verify
 
     def run(chosen):
         return verify(targets=chosen, size=size, out=out / "verify", progress=progress, workers=WORKERS)
 
+    def theorems(paper: str) -> list[str]:
+        from dfltheory.verify.plans import plans
+
+        return [t.theorem for t in plans()[paper].targets] if paper in plans() else []
+
     return per_paper(run, papers, STAGES[3], "verification",
-                     lambda p: f"dfltheory verify {p} --size {size} --out verify-repro", sums=("wall_seconds",))
+                     lambda p: f"dfltheory verify {p} --size {size} --out verify-repro", sums=("wall_seconds",),
+                     split=theorems)
 
 
 def run_values(run: str | Path) -> dict[str, float]:
