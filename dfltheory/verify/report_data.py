@@ -639,6 +639,8 @@ def report_data(out: Path, progress: StageProgress, train: bool = True, n: int =
         progress.step("parts", 1, 3)
         rep["sweeps"] = guarded(STAGES[5], lambda: sweeps_section(out), None, command)
         progress.step("parts", 3, 3)
+        if rep["training"] is None:
+            notes["training"] = notes[STAGES[5]]
     else:
         progress.skip("DFedSAM training runs", "--no-train")
         notes["training"] = "skipped (--no-train)"
@@ -648,6 +650,7 @@ def report_data(out: Path, progress: StageProgress, train: bool = True, n: int =
     else:
         progress.stage("worst cases (PEP)")
         rep["pep"] = guarded(STAGES[6], lambda: pep_section(papers), None, report_command(only, "pep"))
+        notes["pep"] = notes.get(STAGES[6], "")
     if isinstance(claims, dict) or not claims:
         progress.skip("the papers' experimental claims", "results given" if claims else "--no-claims")
         rep["claims"] = claims or None

@@ -661,3 +661,28 @@ def test_the_verification_section_shows_functional_c_star_term_shares_and_mutati
         assert "Mutation tests" in text and "drop the consensus term" in text and "informative run" in text
     assert '<td class="bad">not caught</td>' in pages["report.html"]
     assert "**not caught**" in pages["report.md"]
+
+
+def test_a_whole_stage_that_raises_says_so_in_its_section(monkeypatch, tmp_path):
+    """The DFedSAM least-squares and PEP stages raising whole: their sections say failed (never '--no-train' or
+    '--no-pep'), in red, and the other stages are written."""
+    import dfltheory.verify.report_data as data
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("planted stage failure")
+
+    monkeypatch.setattr(data, "rates_section", lambda *a, **k: [])  # not under test: for time
+    monkeypatch.setattr(data, "experiments_section", lambda *a, **k: [])
+    monkeypatch.setattr(data, "training_section", broken)
+    monkeypatch.setattr(data, "sweeps_section", broken)
+    monkeypatch.setattr(data, "pep_section", broken)
+    rep = build_report(tmp_path, train=True, n=8, verify=False, network=False, stream=False, papers=("dfedsam",),
+                       pep=True, claims=False)
+    assert [(f["stage"], f["case"]) for f in rep["failures"]] == [("DFedSAM training runs", "the whole stage")] * 2 + [
+        ("worst cases (PEP)", "the whole stage")]
+    for name in ("report.html", "report.md"):
+        text = (tmp_path / name).read_text()
+        assert "--no-train)" not in text and "left out (--no-pep)" not in text, name
+        assert "failed: RuntimeError: planted stage failure (reproduce: dfltheory report dfedsam" in text, name
+    html = (tmp_path / "report.html").read_text()
+    assert html.split('<h2 id="pep">', 1)[1].count('<p class="failed"') == 1
