@@ -38,6 +38,7 @@ import numpy as np
 
 from dfltheory.empirical.sweep import RunCache, check_workers
 from dfltheory.verify import measures as M
+from dfltheory.verify.mutations import c_star, mutation_tables, shares
 from dfltheory.verify.plans import PaperPlan, Target, Topo, plans, resolve
 
 #: Verdict names, strongest first.
@@ -58,15 +59,17 @@ class Size:
     horizons: tuple[int, ...]
     batch_size: int = 4
     longest: int = 0  # a longer horizon, up to this, where a theorem's conditions need more rounds than T
-    reach: int = 0  # the longest informative run (rounds): 2 T* must fit, R = min(10 x 2 T*, reach)
+    reach: int = 0  # the longest informative run (rounds): T_run = 2 T* must fit
+    budget: int = 0  # the rounds of a main theorem's informative candidates together (the first always runs)
+    pep_T: tuple[int, ...] = ()  # the horizons of the PEP instrument of the mutation tables (none: no PEP)
 
 
 SIZES = {
     "quick": Size(m=6, T=20, seeds=5, topologies=1, fractions=(1.0,), extra_K=False, horizons=()),
     "default": Size(m=8, T=100, seeds=5, topologies=3, fractions=(1.0, 0.25), extra_K=True,
-                    horizons=(25, 50, 100, 200), longest=1000, reach=5_000),
+                    horizons=(25, 50, 100, 200), longest=1000, reach=40_000, budget=60_000, pep_T=(4,)),
     "informative": Size(m=8, T=100, seeds=5, topologies=3, fractions=(1.0, 0.25), extra_K=True,
-                        horizons=(25, 50, 100, 200), longest=1000, reach=150_000),
+                        horizons=(25, 50, 100, 200), longest=1000, reach=200_000, budget=400_000, pep_T=(6,)),
     "large": Size(m=16, T=400, seeds=10, topologies=3, fractions=(1.0, 0.25), extra_K=True,
                   horizons=(50, 100, 200, 400, 800), batch_size=8, longest=10000),
 }
@@ -244,14 +247,15 @@ def largest_step(plan: PaperPlan, targets: Sequence[Target], insts: Sequence[Ins
     """The largest step that every target's conditions (paper and derived) admit on every instance, and for each
     target that admits none, the conditions that fail even for a vanishing step."""
     from dfltheory.bounds import get
+    from dfltheory.verify.horizons import largest_inside
 
     steps, failures = [], {}
     for target in targets:
         thm = get(target.theorem)
         for inst in insts:
             vals = {k: v for k, v in _for(thm, inst.values).items() if k != plan.step}
-            try:
-                steps.append(thm.largest(plan.step, "all", **vals))
+            try:  # strictly inside an open end: at the edge of a strict condition the bound is often infinite
+                steps.append(largest_inside(thm, plan.step, vals))
             except ValueError:
                 failures[(target.theorem, inst.constants, inst.topo.label)] = why_no_step(thm, plan.step, vals)
     return (min(steps) if steps else None), failures
@@ -420,9 +424,17 @@ def _settings(plan: PaperPlan, size: Size, step: float,
             elif floor < step:
                 out.append((f"{t.label}, {s} = smallest admissible ({frac:g} x largest is below it)", t, floor,
                             plan.K, False))
-    if size.extra_K:
+    if size.extra_K and _free_K(plan):
         out.append((f"{topos[0].label}, K = {2 * plan.K}, {s} = largest at that K", topos[0], None, 2 * plan.K, False))
     return out
+
+
+def _free_K(plan: PaperPlan) -> bool:
+    """Whether every algorithm of the plan takes the K it is given (D-PSGD and SGP force K = 1: a row at 2 K would
+    repeat the K = 1 runs, issue 33 item 5)."""
+    from dfltheory.empirical.algorithms import make
+
+    return all(not make(t.algo).K for t in plan.targets)
 
 
 def smallest_step(plan: PaperPlan, targets: Sequence[Target], insts: Sequence[Instance]) -> float:
@@ -506,18 +518,28 @@ def verify_paper(plan: PaperPlan, targets: Sequence[Target], size: Size, cache: 
             terms = np.stack([M.per_round(target.measure, rows, vals) for rows, _ in runs])
             if "Xi" in thm.symbols:  # DFedCata's consensus error, measured (an upper estimate: around a_bar)
                 vals["Xi"] = float(np.mean([[r["consensus"] for r in rows[:-1]] for rows, _ in runs]))
-            est = M.expectation(target.measure, terms)
-            v = verdict(thm, est, vals)
-            v.update(trivial_fields(inst.trivial[target.measure], terms, v, thm.big_o))
-            note = inst.note
-            if target.measure == "min":
-                note = (note + "; " if note else "") + "interval of the mean at the minimizing round"
-            if v["verdict"] == "violated":
-                note = (note + "; " if note else "") + f"counter-example: {job.command} (seeds 0..{size.seeds - 1})"
-            note = "; ".join(n for n in (v.pop("note", ""), note) if n)
-            verdicts.append({**base, **v, "measured": est.mean, "ci": [est.low, est.high],
-                             "estimate": est.to_dict(), "values": _for(thm, vals), "kinds": _kinds(thm, inst),
-                             "note": note})
+            judged = [(target.measure, False)]
+            if target.theorem in plan.proof_measure:  # the proof bounds another functional: judged too, labelled
+                judged.append((plan.proof_measure[target.theorem], True))
+            for measure, is_proof in judged:
+                est = M.expectation(measure, terms)
+                v = verdict(thm, est, vals)
+                v.update(trivial_fields(inst.trivial[target.measure], terms, v, thm.big_o))
+                note = inst.note
+                if measure == "min":
+                    note = (note + "; " if note else "") + "interval of the mean at the minimizing round"
+                if v["verdict"] == "violated":
+                    note = (note + "; " if note else "") + f"counter-example: {job.command} (seeds 0..{size.seeds - 1})"
+                note = "; ".join(n for n in (v.pop("note", ""), note) if n)
+                verdicts.append({**base, **v, "measured": est.mean, "ci": [est.low, est.high],
+                                 "variant": thm.variant + (" (judged on the proof's functional)" if is_proof else ""),
+                                 "functional": functional(measure, is_proof), "proof_functional": is_proof,
+                                 "instance_rationale": f"bound-holds grid: {plan.problem}, {label} (the largest step "
+                                 "every target's conditions admit on every topology, or the fraction named)",
+                                 "term_shares": shares(thm, vals) if v.get("bound") is not None else {},
+                                 "c_star": {**c_star(v.get("bound"), {"training": est.low}), "lower": est.low},
+                                 "estimate": est.to_dict(), "values": _for(thm, vals), "kinds": _kinds(thm, inst),
+                                 "note": note})
             if primary:
                 overlays.append({"theorem": target.theorem, "topology": topo.label, "constants": family,
                                  "main": target.main, **overlay(thm, target.measure, terms, vals)})
@@ -529,6 +551,10 @@ def verify_paper(plan: PaperPlan, targets: Sequence[Target], size: Size, cache: 
             inst = next((i for i in insts if i.topo.label == v["topology"] and i.constants == v["constants"]), None)
             level = inst.trivial[plan.target(v["theorem"]).measure] if inst else None
             v.update(trivial=level.to_dict() if level else None, informative=False, label=f"no bound: {v['verdict']}")
+        v.setdefault("functional", functional(plan.target(v["theorem"]).measure))
+        v.setdefault("instance_rationale", f"bound-holds grid: {plan.problem}, {v.get('setting')}")
+        v.setdefault("c_star", {"factor": None, "instrument": None})
+        v.setdefault("term_shares", {})
     return {"verdicts": verdicts, "overlays": overlays, "topology": _topology_dependence(plan, topo_rows)}
 
 
@@ -571,7 +597,7 @@ def horizon_rows(chosen: Mapping[str, Sequence[Target]], size: Size, workers: in
 def _horizon_rows(plan: PaperPlan, targets: Sequence[Target], size: Size) -> tuple[list[dict], list[dict]]:
     """The T* rows of one problem, and its constants table (:func:`dfltheory.verify.problems.constants_table`)."""
     from dfltheory.bounds import get
-    from dfltheory.verify.horizons import RULES, horizon
+    from dfltheory.verify.horizons import RULES, horizon, tuned_horizon
 
     problem, insts = _setup(plan, size, targets[0], plan.topologies[: size.topologies], size.T)
     rows = []
@@ -591,16 +617,16 @@ def _horizon_rows(plan: PaperPlan, targets: Sequence[Target], size: Size) -> tup
                               "why": "stated as O(.): its constants are unknown, so no horizon is one from which it "
                                      "says something"})
             rows.append(row)
-            if target.main and plan.tune and not thm.big_o:  # the values that make T* (best step) smallest
-                tried = [({**vals, name: v}, {name: v}) for name, values in plan.tune.items() for v in values]
-                found = [(horizon(thm, plan.step, t_vals, level.level, "best"), tuned) for t_vals, tuned in tried]
-                found = [(h, tuned) for h, tuned in found if h["T_star"]]
-                if found:
-                    h, tuned = min(found, key=lambda f: f[0]["T_star"])
-                    rows.append({**row, "tuned": tuned, "largest": {"rule": "largest", "T_star": None,
-                                                                    "note": "not searched with tuned values"},
-                                 "best": h, "note": "tuned: " + ", ".join(f"{k} = {v:g}" for k, v in tuned.items())
-                                 + f" (of {', '.join(f'{k} in {list(v)}' for k, v in plan.tune.items())})"})
+            # the tuned searches serve the informative runs: a size without them (quick) skips them
+            if (target.main or target.theorem in plan.tuned) and plan.tune and not thm.big_o and size.reach:
+                for name, span in plan.tune.items():  # the value that makes T* (best step) smallest, continuously
+                    found = tuned_horizon(thm, plan.step, vals, level.level, name, span)
+                    if found:
+                        h, v = found
+                        rows.append({**row, "tuned": {name: v}, "largest": {"rule": "largest", "T_star": None,
+                                                                           "note": "not searched with tuned values"},
+                                     "best": h, "note": f"tuned: {name} = {v:.4g} (chosen continuously in "
+                                     f"[{span[0]:g}, {span[1]:g}], log scale; both steps free)"})
     return rows, insts[0].constants_table
 
 
@@ -731,51 +757,61 @@ def _replicated_engine(cfg: Mapping, seeds: int, compiled: bool, folder: Path):
         torch.set_default_dtype(default)
 
 
-def _slope(T: np.ndarray, y: np.ndarray) -> float | None:
-    """Least-squares slope of log y against log T over the points with y > 0 (None with fewer than 2)."""
-    ok = np.isfinite(y) & (y > 0)
-    if ok.sum() < 2:
-        return None
-    return float(np.polyfit(np.log(T[ok]), np.log(y[ok]), 1)[0])
+def functional(measure: str, proof: bool = False) -> str:
+    """The functional of the trajectory a verdict measures, labelled where the printed statement and the proof
+    differ (issue 33 item 1)."""
+    text = M.MEASURES[measure][1]
+    return f"{text} (the proof's left-hand side)" if proof else text
 
 
 def informative_verdicts(thms: Sequence, terms: np.ndarray, measure: str, values: Mapping[str, float], step: str,
-                         eta: float, T_run: int, level) -> list[dict]:
+                         eta: float, T_run: int, level, proof: Mapping[str, str] | None = None) -> list[dict]:
     """The verdict of each theorem of ``thms`` on the replicated runs' ``terms`` at horizon ``T_run`` with step
-    ``eta`` (:func:`verdict` with the trivial level), and the measured and predicted slopes in log T over
-    [T_run / 2, R] (R = the runs' length; the step fixed)."""
-    R = terms.shape[1]
+    ``eta`` (:func:`verdict` with the trivial level), on the functional ``measure`` of the printed statement and,
+    for a theorem of ``proof`` (theorem -> measure), also on the proof's functional (DFedSAM: the printed min over t,
+    the proof's average; both use the per-round ||grad f(x_bar^t)||^2 and its trivial level). Each carries
+    ``functional``, ``term_shares`` and ``c_star`` by training (bound / the interval's lower end); the curve is the
+    running functional and the bound over T in [T_run / 10, T_run] at the step fixed. (The slopes of issue 21 are
+    dropped, issue 33 item 5: a running average's -1 slope is a transient over T, not a rate; ``at_end`` is ``at``.)"""
+    from dfltheory.verify.mutations import c_star, shares
+
     out = []
-    running = M.running(measure, terms.mean(0))
-    Ts = np.unique(np.geomspace(max(T_run // 2, 1), R, 24).astype(int))
+    Ts = np.unique(np.geomspace(max(T_run // 10, 1), T_run, 24).astype(int))
     for thm in thms:
         vals = {**_for(thm, values), step: eta}
-        rows = {}
-        for T in sorted({T_run, R}):
-            est = M.expectation(measure, terms, T)
-            v = verdict(thm, est, {**vals, "T": T})
-            v.update(trivial_fields(level, terms[:, :T], v, thm.big_o))
-            rows[T] = {**v, "T": T, "measured": est.mean, "ci": [est.low, est.high], "estimate": est.to_dict()}
-        bound = np.asarray(thm.evaluate(**{**vals, "T": Ts.astype(float)}), dtype=float) * np.ones(len(Ts))
-        ok = np.asarray(thm.valid("all", **{**vals, "T": Ts.astype(float)})) & np.isfinite(bound)
-        out.append({"theorem": thm.id, "variant": thm.variant, "at": rows[T_run], "at_end": rows[R],
-                    "measured_slope": _slope(Ts, running[Ts - 1]),
-                    "bound_slope": _slope(Ts[ok], bound[ok]) if ok.sum() >= 2 else None,
-                    "curve": {"T": Ts.tolist(), "measured": running[Ts - 1].tolist(),
-                              "bound": np.where(ok, bound, np.nan).tolist()}})
+        judged = [(measure, False)] + ([(proof[thm.id], True)] if proof and thm.id in proof else [])
+        for name, is_proof in judged:
+            est = M.expectation(name, terms, T_run)
+            v = verdict(thm, est, {**vals, "T": T_run})
+            v.update(trivial_fields(level, terms[:, :T_run], v, thm.big_o))
+            at_T = {**v, "T": T_run, "measured": est.mean, "ci": [est.low, est.high], "estimate": est.to_dict(),
+                    "functional": functional(name, is_proof),
+                    "term_shares": shares(thm, {**vals, "T": T_run}) if v.get("bound") is not None else {},
+                    "c_star": {**c_star(v.get("bound"), {"training": est.low}), "lower": est.low}}
+            running = M.running(name, terms[:, :T_run].mean(0))
+            bound = np.asarray(thm.evaluate(**{**vals, "T": Ts.astype(float)}), dtype=float) * np.ones(len(Ts))
+            ok = np.asarray(thm.valid("all", **{**vals, "T": Ts.astype(float)})) & np.isfinite(bound)
+            out.append({"theorem": thm.id, "variant": thm.variant + (" (judged on the proof's functional)"
+                                                                     if is_proof else ""),
+                        "functional": at_T["functional"], "proof_functional": is_proof, "at": at_T, "at_end": at_T,
+                        "measured_slope": None, "bound_slope": None,
+                        "slope_note": "dropped: a running average's slope over T is a transient, not a rate",
+                        "curve": {"T": Ts.tolist(), "measured": running[Ts - 1].tolist(),
+                                  "bound": np.where(ok, bound, np.nan).tolist()}})
     return out
 
 
 def informative(plan: PaperPlan, targets: Sequence[Target], size: Size, rows: Sequence[Mapping], root: Path,
-                device: str = "cpu") -> list[dict]:
-    """Informative runs of each main theorem of ``targets`` (issue 21, item 3): on the instance (problem, topology,
-    constants) whose T* (best step) is smallest, ``size.seeds`` copies trained as one engine for
-    R = min(10 T_run, size.reach) rounds with T_run = 2 T*, at the step that minimises the main bound at T_run; the
-    verdict of the main theorem and of every variant of the paper run by the same algorithm, at T_run and at R,
-    with their trivial labels and slopes. A main theorem whose T_run exceeds ``size.reach`` (or that has no T*) gets
-    an entry saying so. An entry to run holds ``job``, the arguments of its :func:`replicated_terms` call, and
-    ``judge``, the arguments of its :func:`informative_verdicts` call but the terms: :func:`finish_informative`
-    completes it once the runs are trained (:func:`verify` trains every paper's in parallel)."""
+                device: str = "cpu", size_name: str = "default") -> list[dict]:
+    """Informative runs of each main theorem of ``targets`` (issue 21 item 3, issue 33 item 2). Candidate instances:
+    every (problem, topology, constants) whose T* (best step; a tuned row where the plan tunes) gives
+    T_run = 2 T* <= ``size.reach``, the plan's heterogeneous problem first, then in the plan's topology order (the
+    sparsest first), within ``size.budget`` rounds in all. Each trains ``size.seeds`` copies as one engine for T_run
+    rounds at the step that minimises the main bound at T_run (strictly inside an open end); :func:`finish_informative`
+    keeps the candidate where bound / measured (the printed functional) is smallest: the sharpest test. A main theorem
+    without a T* or whose every T_run exceeds the reach gets an entry saying so. An entry to run holds ``candidates``,
+    each with ``job`` (the arguments of its :func:`replicated_terms` call) and ``judge`` (those of its
+    :func:`informative_verdicts` call but the terms)."""
     from dfltheory.bounds import get
     from dfltheory.verify.horizons import at
 
@@ -783,6 +819,7 @@ def informative(plan: PaperPlan, targets: Sequence[Target], size: Size, rows: Se
         return []
     setups = {}  # problem name -> (problem, instances)
     out = []
+    order = [t.label for t in plan.topologies]
     for main in [t for t in targets if t.main]:
         kin = {t.theorem for t in targets if (t.algo, t.measure, t.hp) == (main.algo, main.measure, main.hp)}
         cands = [r for r in rows if r["theorem"] == main.theorem and r["best"]["T_star"]]
@@ -794,44 +831,92 @@ def informative(plan: PaperPlan, targets: Sequence[Target], size: Size, rows: Se
             out.append({**base, "status": "no T*", "note": "no theorem of this algorithm has a T* <= 1e12: "
                         + "; ".join(list(whys)[:4])})
             continue
-        row = min(cands, key=lambda r: r["best"]["T_star"])
-        T_star = int(row["best"]["T_star"])
-        T_run = 2 * T_star
-        if row["problem"] not in setups:
-            setups[row["problem"]] = _setup(replace(plan, problem=row["problem"]), size, main,
-                                            plan.topologies[: size.topologies], size.T)
-        problem, insts = setups[row["problem"]]
-        inst = next(i for i in insts if i.topo.label == row["topology"] and i.constants == row["constants"])
-        base.update(problem=row["problem"], topology=row["topology"], constants=row["constants"], T_star=T_star,
-                    T_run=T_run, tuned=row.get("tuned", {}), T_star_of=row["theorem"])
-        if T_run > size.reach:
-            out.append({**base, "status": "beyond reach", "note": f"T_run = 2 T* = {T_run} rounds exceeds this "
-                        f"size's reach of {size.reach} rounds (--size informative reaches "
-                        f"{SIZES['informative'].reach})"})
+        best_of = {}  # one row per instance: its smallest T*
+        for r in sorted(cands, key=lambda r: r["best"]["T_star"]):
+            best_of.setdefault((r["problem"], r["topology"], r["constants"]), r)
+        within = [r for r in best_of.values() if 2 * int(r["best"]["T_star"]) <= size.reach]
+        if not within:
+            r = min(best_of.values(), key=lambda r: r["best"]["T_star"])
+            out.append({**base, "problem": r["problem"], "topology": r["topology"], "constants": r["constants"],
+                        "T_star": int(r["best"]["T_star"]), "T_run": 2 * int(r["best"]["T_star"]),
+                        "T_star_of": r["theorem"], "tuned": r.get("tuned", {}), "status": "beyond reach",
+                        "note": f"T_run = 2 T* = {2 * int(r['best']['T_star'])} rounds (the smallest, {r['theorem']} "
+                                f"on {r['problem']}, {r['topology']}, {r['constants']}) exceeds this size's reach of "
+                                f"{size.reach} rounds (--size informative reaches {SIZES['informative'].reach})"})
             continue
-        thm = get(row["theorem"])  # the main theorem, or the variant whose T* it is
-        values = {**inst.values, "Xi": 0.0, **row.get("tuned", {})}
-        point = at(thm, plan.step, {k: v for k, v in _for(thm, values).items() if k not in (plan.step, "T")},
-                   T_run, "best")
-        eta = point.step
-        R = min(10 * T_run, size.reach)
-        cfg = run_config(plan, problem, main, inst.topo, {**values, plan.step: eta}, eta, plan.K, R, size, 0, device)
-        thms = [get(t.theorem) for t in targets if t.theorem in kin]
-        # the replicated runs do not measure DFedCata's consensus error Xi: the theorems that need it are skipped
-        judge = ([t for t in thms if "Xi" not in t.symbols], main.measure,
-                 {k: v for k, v in values.items() if k != "Xi"}, plan.step, eta, T_run, inst.trivial[main.measure])
-        out.append({**base, "status": "run", "step_symbol": plan.step, "step": eta, "R": R,
-                    "command": train_command(cfg) + f" (x {size.seeds} seeds)",
-                    "skipped": [t.id for t in thms if "Xi" in t.symbols],
-                    "job": (cfg, size.seeds, main.measure, values, R, root), "judge": judge})
+        within.sort(key=lambda r: (r["problem"] != plan.problem, order.index(r["topology"]), r["best"]["T_star"]))
+        chosen, spent = [], 0
+        for r in within:
+            T_run = 2 * int(r["best"]["T_star"])
+            if chosen and spent + T_run > size.budget:
+                continue
+            chosen.append(r)
+            spent += T_run
+        candidates = []
+        for row in chosen:
+            T_star = int(row["best"]["T_star"])
+            T_run = 2 * T_star
+            if row["problem"] not in setups:
+                setups[row["problem"]] = _setup(replace(plan, problem=row["problem"]), size, main,
+                                                plan.topologies[: size.topologies], size.T)
+            problem, insts = setups[row["problem"]]
+            inst = next(i for i in insts if i.topo.label == row["topology"] and i.constants == row["constants"])
+            thm = get(row["theorem"])  # the main theorem, or the variant whose T* it is
+            values = {**inst.values, "Xi": 0.0, **row.get("tuned", {})}
+            point = at(thm, plan.step, {k: v for k, v in _for(thm, values).items() if k not in (plan.step, "T")},
+                       T_run, "best")
+            eta = point.step
+            cfg = run_config(plan, problem, main, inst.topo, {**values, plan.step: eta}, eta, plan.K, T_run, size, 0,
+                             device)
+            thms = [get(t.theorem) for t in targets if t.theorem in kin]
+            # the replicated runs do not measure DFedCata's consensus error Xi: the theorems that need it are skipped
+            judge = ([t for t in thms if "Xi" not in t.symbols], main.measure,
+                     {k: v for k, v in values.items() if k != "Xi"}, plan.step, eta, T_run,
+                     inst.trivial[main.measure], dict(plan.proof_measure))
+            candidates.append({
+                "problem": row["problem"], "topology": row["topology"], "constants": row["constants"],
+                "T_star": T_star, "T_run": T_run, "R": T_run, "tuned": row.get("tuned", {}),
+                "T_star_of": row["theorem"], "step": eta, "sigma_g": values.get("sigma_g"),
+                "mixing": inst.mixing, "skipped": [t.id for t in thms if "Xi" in t.symbols],
+                "job": (cfg, size.seeds, main.measure, values, T_run, root), "judge": judge})
+        out.append({**base, "status": "run", "step_symbol": plan.step, "candidates": candidates,
+                    "instances": len(best_of), "within_reach": len(within),
+                    "command": f"dfltheory verify {main.theorem} --size {size_name} --out OUT (trains the "
+                               f"{len(candidates)} candidate instance(s) as {size.seeds} float64 copies each, "
+                               "cached in OUT/informative; a `dfltheory train` run is float32 and seeds its copies "
+                               "apart, so it does not reproduce them)"})
     return out
 
 
-def finish_informative(entry: dict, terms: np.ndarray, seconds: float) -> dict:
-    """An entry of :func:`informative` with its runs' ``terms``: the verdicts and the seconds in place of the job."""
-    thms, *rest = entry["judge"]
-    done = {k: v for k, v in entry.items() if k not in ("job", "judge")}
-    return {**done, "seconds": seconds, "verdicts": informative_verdicts(thms, terms, *rest)}
+def finish_informative(entry: dict, done: Sequence[tuple[np.ndarray, float]]) -> dict:
+    """An entry of :func:`informative` with each candidate's (terms, seconds): the verdicts of the candidate where
+    bound / measured of the main theorem (its printed functional, at T_run) is smallest, the rationale, and every
+    candidate's ratio."""
+    results = []
+    for cand, (terms, seconds) in zip(entry["candidates"], done):
+        thms, *rest = cand["judge"]
+        verdicts = informative_verdicts(thms, terms, *rest)
+        main = next((v for v in verdicts if v["theorem"] == entry["theorem"] and not v["proof_functional"]),
+                    verdicts[0])
+        ratio = main["at"].get("ratio")
+        results.append((ratio if ratio is not None and main["at"].get("informative") else math.inf, cand, verdicts,
+                        seconds, terms))
+    ratio, cand, verdicts, _, terms = min(results, key=lambda r: r[0])
+    table = [{k: c[k] for k in ("problem", "topology", "constants", "T_star", "T_run", "step", "tuned")}
+             | {"ratio": r if math.isfinite(r) else None, "seconds": sec} for r, c, _, sec, _ in results]
+    why = (f"of {len(results)} candidate instance(s) trained (of {entry['instances']}, {entry['within_reach']} within "
+           f"reach; the plan's heterogeneous problem first, sparsest topology first), the one where bound / measured "
+           f"is smallest ({ratio:.3g}): {cand['problem']} (sigma_g = {cand['sigma_g']}), {cand['topology']} "
+           f"(mixing {cand['mixing']:.3g}), {cand['constants']} constants, T_run = 2 T* = {cand['T_run']}, the step "
+           f"that minimises the bound at T_run" + (f", tuned {cand['tuned']}" if cand["tuned"] else "")) \
+        if math.isfinite(ratio) else "no candidate gave an informative verdict; the first is shown"
+    for v in verdicts:
+        v["instance_rationale"] = why
+        v["at"]["instance_rationale"] = why
+    done_entry = {k: v for k, v in entry.items() if k != "candidates"}
+    keep = {k: v for k, v in cand.items() if k not in ("job", "judge")}
+    return {**done_entry, **keep, "seconds": sum(r[3] for r in results), "verdicts": verdicts,
+            "instance_rationale": why, "candidates": table, "_terms": terms, "_judge": cand["judge"]}
 
 
 # ------------------------------------------------------------------------------------------------ rate in T
@@ -943,7 +1028,7 @@ def verify(targets: Sequence[str] = ("all",), size: str | Size = "default", out:
     result = {"version": __version__, "size": next((k for k, v in SIZES.items() if v == size), "custom"),
               "seeds": list(range(size.seeds)), "m": size.m, "T": size.T, "device": device, "workers": workers,
               "machine": f"{platform.platform()}, {platform.processor() or platform.machine()}",
-              "verdicts": [], "overlays": {}, "topology": [], "rates": [], "horizons": [], "informative": [],
+              "verdicts": [], "overlays": {}, "topology": [], "rates": [], "horizons": [], "informative": [], "mutations": [],
               "constants": {}}
     informed = []  # (plan, targets, T* rows) of each paper, for its informative runs
     found = horizon_rows(chosen, size, workers)
@@ -963,7 +1048,9 @@ def verify(targets: Sequence[str] = ("all",), size: str | Size = "default", out:
         if any(t.main for t in tgts):
             result["verdicts"] += [{"theorem": thm, "paper": paper, "variant": "printed", "main": True,
                                     "setting": "-", "problem": "-", "topology": "-", "constants": "-",
-                                    "verdict": "not testable", "failed": [], "note": why}
+                                    "verdict": "not testable", "failed": [], "note": why,
+                                    "functional": "-", "instance_rationale": "no run can test it",
+                                    "c_star": {"factor": None, "instrument": None}, "term_shares": {}}
                                    for thm, why in plan.untestable.items()]
         result["overlays"][paper] = part["overlays"]
         result["topology"] += part["topology"]
@@ -971,14 +1058,21 @@ def verify(targets: Sequence[str] = ("all",), size: str | Size = "default", out:
             r = rate(plan, size, cache, stage(f"{paper}: rate in T"), workers, device)
             if r:
                 result["rates"].append(r)
+    name = next((k for k, v in SIZES.items() if v == size), "custom")
     entries = [e for plan, tgts, rows in informed
-               for e in informative(plan, tgts, size, rows, out / "informative", device=device)]
-    runs = [e for e in entries if "job" in e]  # trained in parallel, longest first
-    runs.sort(key=lambda e: -e["R"])
-    trained = pool_map(replicated_terms, [e["job"] for e in runs], workers,
-                        (lambda d, t, eta: progress("informative runs (beyond T*)", d, t, eta)) if progress else None)
-    finished = {id(e): finish_informative(e, *done) for e, done in zip(runs, trained)}
+               for e in informative(plan, tgts, size, rows, out / "informative", device=device, size_name=name)]
+    jobs = [(e, i) for e in entries for i, _ in enumerate(e.get("candidates", ()))]
+    jobs.sort(key=lambda j: -j[0]["candidates"][j[1]]["R"])  # trained in parallel, longest first
+    trained = pool_map(replicated_terms, [e["candidates"][i]["job"] for e, i in jobs], workers,
+                       (lambda d, t, eta: progress("informative runs (beyond T*)", d, t, eta)) if progress else None)
+    done = {(id(e), i): r for (e, i), r in zip(jobs, trained)}
+    finished = {id(e): finish_informative(e, [done[(id(e), i)] for i in range(len(e["candidates"]))])
+                for e in entries if e.get("candidates")}
     result["informative"] = [finished.get(id(e), e) for e in entries]
+    result["mutations"] = mutation_tables(result["informative"], size.pep_T)
+    for e in result["informative"]:
+        e.pop("_terms", None)
+        e.pop("_judge", None)
     result["wall_seconds"] = time.perf_counter() - start
     result["runs_trained"] = cache.trained
     result = json_safe(result)

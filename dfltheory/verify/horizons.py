@@ -68,16 +68,40 @@ def _bound(thm, step: str, values: Mapping[str, float], T: float, eta) -> np.nda
     return np.where(ok, out, np.inf)
 
 
+#: how far inside an open end of the admissible set a step is taken (a strict condition eta < c: the bound is often
+#: infinite at its edge, issue 33 item 5), relative to the end
+INSIDE = 1e-3
+
+
+def inside(low: float, high: float, low_closed: bool, high_closed: bool) -> tuple[float, float]:
+    """The ends of an admissible interval, each moved inside by :data:`INSIDE` (relative) where it is open."""
+    lo = low if low_closed or low <= 0 else low * (1 + INSIDE)
+    hi = high if high_closed or not math.isfinite(high) else high * (1 - INSIDE)
+    return lo, max(lo, hi)
+
+
+def largest_inside(thm, step: str, values: Mapping[str, float], T: float | None = None) -> float:
+    """The largest step the conditions admit, strictly inside an open end (ValueError where none is admissible)."""
+    sol = _admissible(thm, step, {k: v for k, v in values.items() if k not in (step, "T")},
+                      values.get("T", 1.0) if T is None else T)
+    if sol is None:
+        raise ValueError(f"no step {step} meets the conditions of {thm.id}")
+    return inside(*sol.intervals[-1][:4])[1]
+
+
 def at(thm, step: str, values: Mapping[str, float], T: float, rule: str) -> Point | None:
-    """The bound at horizon T with the step of ``rule`` ('largest' or 'best')."""
+    """The bound at horizon T with the step of ``rule`` ('largest' or 'best'), strictly inside every open end of
+    the admissible set."""
     sol = _admissible(thm, step, values, T)
     if sol is None:
         return None
     if rule == "largest":
-        b = float(_bound(thm, step, values, T, sol.largest))
-        return Point(int(T), sol.largest, b) if math.isfinite(b) else None
+        top = inside(*sol.intervals[-1][:4])[1]
+        b = float(_bound(thm, step, values, T, top))
+        return Point(int(T), top, b) if math.isfinite(b) else None
     best = None
-    for low, high, *_ in sol.intervals:
+    for interval in sol.intervals:
+        low, high = inside(*interval[:4])
         hi = high if math.isfinite(high) else max(low, 1.0) * 1e12
         lo = max(low, hi * 1e-12)  # steps below 1e-12 x the largest only lose
         if not (0 < lo <= hi and math.isfinite(hi)):
@@ -160,3 +184,26 @@ def horizon(thm, step: str, values: Mapping[str, float], level: float, rule: str
         else:
             lo = mid
     return {**out, "T_star": hit.T, "step": hit.step, "bound": hit.bound, "vacuous": False}
+
+
+def tuned_horizon(thm, step: str, values: Mapping[str, float], level: float, name: str,
+                  span: tuple[float, float], points: int = 7, refine: int = 6) -> tuple[dict, float] | None:
+    """T* (best step) with the free hyper-parameter ``name`` chosen continuously in ``span`` (log scale): a
+    ``points``-point log grid, then ``refine`` golden-section steps in log(value) around the grid's best (DFedADMM's
+    penalty, DFedPGP's eta_v; issue 33 items 4, 5). Returns (the horizon row, the value) or None where no value
+    gives a T*. T* is integer and piecewise constant: the search keeps the best value it has evaluated."""
+    def star(v: float) -> float:
+        h = horizon(thm, step, {**values, name: v}, level, "best")
+        cache[v] = h
+        return h["T_star"] if h["T_star"] else math.inf
+
+    cache: dict[float, dict] = {}
+    grid = np.geomspace(span[0], span[1], points)
+    stars = [star(float(v)) for v in grid]
+    i = int(np.argmin(stars))
+    if not math.isfinite(stars[i]):
+        return None
+    a, b = math.log(grid[max(i - 1, 0)]), math.log(grid[min(i + 1, points - 1)])
+    _golden(lambda v: star(v), a, b, float(grid[i]), stars[i], iters=refine)
+    v = min(cache, key=lambda k: (cache[k]["T_star"] or math.inf))
+    return cache[v], v

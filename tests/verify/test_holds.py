@@ -174,7 +174,7 @@ def test_a_planted_wrong_bound_is_violated_and_its_command_reproduces_the_run(tm
     assert main(args + ["--out", str(tmp_path / "again"), "--no-progress"]) == 0
     cfg = json.loads((tmp_path / "again" / "config.json").read_text())
     cached = next(p for p in (tmp_path / "runs").iterdir()
-                  if json.loads((p / "config.json").read_text())["lr"] == cfg["lr"]
+                  if p.is_dir() and json.loads((p / "config.json").read_text())["lr"] == cfg["lr"]
                   and json.loads((p / "config.json").read_text())["seed"] == 0)
     ours = [r["grad_norm_sq"] for r in read_records(tmp_path / "again" / "metrics.jsonl")]
     theirs = [r["grad_norm_sq"] for r in read_records(cached / "metrics.jsonl")]

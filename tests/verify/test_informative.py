@@ -18,7 +18,7 @@ from dfltheory.empirical.runner import build, run
 from dfltheory.verify import holds as H
 from dfltheory.verify import measures as M
 from dfltheory.verify.horizons import at, horizon
-from dfltheory.verify.plans import PLANS, plans
+from dfltheory.verify.plans import plans
 from dfltheory.verify.problems import PROBLEMS, theorem_constants
 from dfltheory.verify.trivial import TrivialLevel, certified_sup, level_at_start, numeric_sup
 
@@ -27,7 +27,7 @@ SIZE = H.SIZES["quick"]
 
 @pytest.fixture(scope="module")
 def dfedsam_instance():
-    plan = PLANS["dfedsam"]
+    plan = plans()["dfedsam"]
     problem, insts = H._setup(plan, SIZE, plan.targets[0], plan.topologies[:1], SIZE.T)
     return plan, problem, insts[0]
 
@@ -62,7 +62,7 @@ def test_the_level_at_x0_is_the_gradient_at_the_start_and_the_certified_sup_boun
 
 
 def test_dfedpgp_has_a_certified_block_supremum_and_its_level_at_x0():
-    plan = PLANS["dfedpgp"]
+    plan = plans()["dfedpgp"]
     consts = theorem_constants(PROBLEMS[plan.problem].load(SIZE.m), SIZE.batch_size, theorem="dfedpgp")
     sup, source = certified_sup("avg_pgp", consts)
     B_u, B_v, L_u, L_v = (consts[k].value for k in ("B_u", "B_v", "L_u", "L_v"))
@@ -220,7 +220,7 @@ def test_one_copy_measures_what_the_runner_records_for_every_paper(paper, tmp_pa
     metrics give through dfltheory.verify.measures.per_round (float32 runs, another summation order)."""
     from dfltheory.empirical.rundir import read_records
 
-    plan = PLANS[paper]
+    plan = plans()[paper]
     target = next(t for t in plan.targets if t.main)
     consts = theorem_constants(PROBLEMS[plan.problem].load(SIZE.m), SIZE.batch_size, theorem=paper)
     values = {k: c.value for k, c in consts.items()}
@@ -238,7 +238,7 @@ def test_one_copy_measures_what_the_runner_records_for_every_paper(paper, tmp_pa
 def test_the_best_step_meets_every_condition_exactly_where_it_sits_on_a_boundary():
     """DFedADMM's best step at T lies on its lower end lam_pen / K: the step returned must be the one evaluated
     (an exp(log(x)) round trip once moved it one float outside)."""
-    plan = dataclasses.replace(PLANS["dfedadmm"], problem="synthetic-robust-common")
+    plan = dataclasses.replace(plans()["dfedadmm"], problem="synthetic-robust-common")
     _, insts = H._setup(plan, SIZE, plan.targets[0], plan.topologies[:1], SIZE.T)
     thm = get("dfedadmm.thm1")
     values = {k: v for k, v in H._for(thm, insts[0].values).items() if k not in ("eta", "T")}
