@@ -89,17 +89,14 @@ TORCH_WRITE_FAILED = ("file write failed", "unexpected pos")
 
 
 def disk_full(path, err: BaseException, fix: str) -> ValueError | None:
-    """The one-line error for a write to ``path`` that failed for lack of space (OSError ENOSPC or EDQUOT, or
-    ``torch.save``'s RuntimeError of a failed write, which hides the errno), naming ``fix``; None for another
-    error."""
-    if isinstance(err, OSError) and err.errno in (errno.ENOSPC, errno.EDQUOT):
-        why = "no space left on the device"
-    elif isinstance(err, RuntimeError) and any(m in str(err) for m in TORCH_WRITE_FAILED):
-        why = "torch could not write the file (file write failed: the device is full)"
-    else:
+    """The one-line error for a write to ``path`` (the error's own file name where it has one) that failed for lack
+    of space (OSError ENOSPC or EDQUOT; :func:`atomic_save` gives ``torch.save``'s failed write as one), naming
+    ``fix``; None for another error."""
+    if not isinstance(err, OSError) or err.errno not in (errno.ENOSPC, errno.EDQUOT):
         return None
-    return ValueError(f"{why} to write {path}; the files there are whole (each is written to a temporary file, then "
-                      f"renamed): free some space, then {fix}")
+    return ValueError(f"cannot write {err.filename or path}: {err.strerror or 'no space left on the device'}; the "
+                      f"files there are whole (each is written to a temporary file, then renamed): free some space, "
+                      f"then {fix}")
 
 
 def _replace(tmp: Path, path: Path, write) -> None:
@@ -114,7 +111,17 @@ def _replace(tmp: Path, path: Path, write) -> None:
 def atomic_save(obj, path: Path) -> None:
     """``torch.save`` to a temporary file, then renamed: a kill or a full disk never leaves a half-written ``path``."""
     path = Path(path)
-    _replace(path.with_suffix(path.suffix + ".tmp"), path, lambda tmp: torch.save(obj, tmp))
+
+    def write(tmp: Path) -> None:
+        try:
+            torch.save(obj, tmp)
+        except RuntimeError as err:  # its zip writer hides the errno of a failed write
+            if not any(m in str(err) for m in TORCH_WRITE_FAILED):
+                raise
+            raise OSError(errno.ENOSPC, "no space left on the device (torch.save: file write failed)",
+                          str(path)) from None
+
+    _replace(path.with_suffix(path.suffix + ".tmp"), path, write)
 
 
 def atomic_write(data: str | bytes, path: Path) -> None:
