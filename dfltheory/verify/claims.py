@@ -27,11 +27,23 @@ act as about one); this is tested once, as the finding ``dfedadmm.printed``, and
 lambda = 1 (eta/lambda = 0.1), where the algorithm is not degenerate.
 
 **Tests** (:mod:`dfltheory.verify.stats`): a t-test per pair ('a > b'; paired over the seeds, since seed s gives every
-arm of a claim the same problem), TOST with the claim's margin ('a = b'),
-a permutation test of the per-seed Spearman rho (trends against the spectral gap), Holm's correction inside a claim;
-every part carries its p-value and the smallest effect detectable at 80 % power. Rounds to a target accuracy use a
-target every run of the claim reaches (no censored run). A pair whose arms still move in the last 20 % of the rounds
-by more than the effect tested is flagged ``moving``.
+arm of a claim the same problem), TOST with the claim's margin ('a = b'), a permutation test of the per-seed Spearman
+rho for 'follows the spectral gap', the paper's named inversions for 'does not follow it', Holm's correction inside a
+claim and, beside it, over every test of the run (the family-wise policy); every part carries its p-value, the
+smallest effect detectable at 80 % power and, where the paper printed both numbers (``Claim.paper_values``), the
+paper's effect: a part that is not significant is then 'paper's effect excluded' or 'underpowered'. Rounds to a
+target accuracy use a target every run of the claim reaches (no censored run), measured every round. A pair whose arms
+still move in the last 20 % of the rounds by more than the effect tested is flagged ``moving``.
+
+**Calibration** (issue 34): a rule must agree with the paper's own numbers before it may contradict them.
+:func:`calibrate` feeds each claim's rule the paper's printed numbers plus the measured per-seed noise; a claim whose
+rule calls them contradicted more than :data:`CALIBRATION_LEVEL` of the time cannot be contradicted by the runs.
+Claims that test one finding (``Claim.finding``) are counted once (:func:`findings`). :func:`rejudge` applies today's
+rules to a stored result's per-seed values without training.
+
+**Plans** (:data:`PLANS`): ``digits`` runs every claim (quick, default, full, gpu sizes); ``mnist`` runs the claims
+the papers ran on MNIST at the papers' settings (sizes ``cpu``, which scales the model, local epochs and seeds down
+and says so per claim, and ``gpu``), with :func:`estimate`'s cost announced before anything trains.
 
 :func:`run_claims` trains the cohorts (cached under ``out/cohorts``, resumable) and returns a JSON-safe dict;
 :mod:`dfltheory.figures.claims` draws it and holds the ``claims`` command.
@@ -916,7 +928,8 @@ def judge(claim: Claim, by: Mapping[str, Mapping], permutations: int = stats.PER
             out.update(inversions=inv, p_value=decided["p_value"], decided=decided["verdict"],
                        test="the paper's inversions: one shown (Holm) agrees, all reversed contradicts; rho descriptive")
             if not tested:
-                trends.append({**out, "verdict": "not testable here", "why": "no inversion of the paper is one here"})
+                trends.append({**out, "rho": None, "verdict": "not testable here",
+                               "why": "no inversion of the paper is one at this size"})
                 continue
         trends.append(out)
         tests.append(("trend", len(trends) - 1, tr.relation))
