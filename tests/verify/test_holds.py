@@ -14,7 +14,7 @@ import pytest
 from dfltheory.bounds.catalog import catalog, get
 from dfltheory.verify import measures as M
 from dfltheory.verify.holds import SIZES, RunCache, resolve_targets, train_command, verify, verify_paper
-from dfltheory.verify.plans import PLANS, Target
+from dfltheory.verify.plans import Target, plans
 
 ALLOWED = {"holds", "violated", "inconclusive", "vacuous", "conditions fail", "diverged", "not testable"}
 
@@ -61,13 +61,13 @@ def test_bad_measure_input_is_named():
 
 # ------------------------------------------------------------------------------------------------ targets
 def test_targets_resolve_and_unknown_names_list_the_valid_ones():
-    assert set(resolve_targets(["all"])) == set(PLANS)
+    assert set(resolve_targets(["all"])) == set(plans())
     assert [t.theorem for t in resolve_targets(["dfedcata.thm1.A"])["dfedcata"]] == ["dfedcata.thm1.A"]
     with pytest.raises(ValueError, match="dfedsam.thm4.1"):
         resolve_targets(["dfedsam.thm9"])
-    every = {t.theorem for p in PLANS.values() for t in p.targets}
+    every = {t.theorem for p in plans().values() for t in p.targets}
     assert all(get(t) for t in every)  # every target names a catalog entry
-    mains = {t.theorem for p in PLANS.values() for t in p.targets if t.main}
+    mains = {t.theorem for p in plans().values() for t in p.targets if t.main}
     assert mains == {"dfedsgpsm.thm1", "dfedsam.thm4.1", "dfedcata.thm1", "dfedpgp.thm1", "dfedadmm.thm1"}
 
 
@@ -82,7 +82,7 @@ def test_quick_gives_every_main_theorem_a_verdict_with_a_number(quick):
     _, result = quick
     verdicts = result["verdicts"]
     assert {v["verdict"] for v in verdicts} <= ALLOWED
-    for plan in PLANS.values():
+    for plan in plans().values():
         for target in plan.targets:
             mine = [v for v in verdicts if v["theorem"] == target.theorem]
             assert mine, target.theorem
@@ -102,7 +102,7 @@ def test_quick_gives_every_main_theorem_a_verdict_with_a_number(quick):
     assert all(v["verdict"] == "conditions fail" and "T" in " ".join(v["failed"]) for v in pgp)
     assert any("hold from T =" in v["note"] for v in pgp)
     assert {v["constants"] for v in pgp} == {"cited", "measured"}
-    assert set(result["overlays"]) == set(PLANS) and all(result["overlays"].values())
+    assert set(result["overlays"]) == set(plans()) and all(result["overlays"].values())
     (stability,) = [v for v in verdicts if v["theorem"] == "dfedcata.thm2"]
     assert stability["verdict"] == "not testable" and "lost" in stability["note"]
 
@@ -120,7 +120,7 @@ def test_every_verdict_carries_its_trivial_level_label_and_T_star(quick):
             assert v["label"] == ("informative" if v["informative"] else v["label"])
             assert v["label"].startswith("informative") or v["label"].startswith("trivial")
     assert not any(v["informative"] for v in tested)  # T = 20 is far below every T*
-    assert {r["paper"] for r in result["horizons"]} == set(PLANS)
+    assert {r["paper"] for r in result["horizons"]} == set(plans())
     assert any(k.startswith("dfedsam on synthetic-robust-common") for k in result["constants"])
     assert result["informative"] == []  # the quick size runs none
 
@@ -134,7 +134,7 @@ def test_the_bound_in_each_verdict_is_the_theorem_at_the_recorded_values(quick):
         thm = get(v["theorem"])
         assert thm.evaluate(**v["values"]) == pytest.approx(v["bound"], rel=1e-12)
         assert thm.check("all", **v["values"]).all_ok
-        assert v["values"][PLANS[v["paper"]].step] == v["hyper"][PLANS[v["paper"]].step]
+        assert v["values"][plans()[v["paper"]].step] == v["hyper"][plans()[v["paper"]].step]
         assert set(v["kinds"].values()) <= {"exact", "bound", "cited", "measured"}
         checked += 1
     assert checked >= 20
@@ -157,7 +157,7 @@ def test_a_planted_wrong_bound_is_violated_and_its_command_reproduces_the_run(tm
     planted = dataclasses.replace(thm, id="dfedsam.thm4.1.planted", variant="planted",
                                   terms={k: v / 10**4 for k, v in thm.terms.items()})
     monkeypatch.setitem(catalog(), planted.id, planted)
-    plan = PLANS["dfedsam"]
+    plan = plans()["dfedsam"]
     targets = (plan.targets[0], Target(planted.id, "dfedsam", "min"))
     plan = dataclasses.replace(plan, targets=targets)
     cache = RunCache(tmp_path / "runs")
@@ -216,7 +216,7 @@ def test_topology_dependence_is_relative_to_the_best_mixing_graph_and_skips_miss
     rows = [{"topology": "ring", "constants": "certified", "mixing": 0.8, "measured": 4.0, "bound": 30.0},
             {"topology": "full", "constants": "certified", "mixing": 0.0, "measured": 2.0, "bound": 10.0},
             {"topology": "k-out", "constants": "certified", "mixing": 0.5, "measured": 3.0, "bound": None}]
-    (entry,) = _topology_dependence(PLANS["dfedsam"], rows)
+    (entry,) = _topology_dependence(plans()["dfedsam"], rows)
     assert entry["reference"] == "full"
     by = {r["topology"]: r for r in entry["rows"]}
     assert by["ring"]["measured_ratio"] == 2.0 and by["ring"]["bound_ratio"] == 3.0
@@ -227,7 +227,7 @@ def test_rate_in_T_follows_the_corollary_schedule(tmp_path):
     from dfltheory.verify.holds import rate
 
     size = dataclasses.replace(SIZES["quick"], horizons=(10, 20, 40), seeds=3)
-    r = rate(PLANS["dfedsam"], size, RunCache(tmp_path))
+    r = rate(plans()["dfedsam"], size, RunCache(tmp_path))
     assert r["theorem"] == "dfedsam.cor4.1.1.derived" and r["stated_slope"] == -0.5
     etas = [row["schedule"]["eta"] for row in r["rows"]]
     assert etas[0] / etas[2] == pytest.approx(2.0, rel=1e-12)  # eta = c/(sqrt(K) L sqrt(T))
