@@ -417,20 +417,25 @@ def _train(args) -> int:
 def _sweep(args) -> int:
     from dfltheory.empirical import sweep
     from dfltheory.paths import output_dir
+    from dfltheory.topology.commands import duration
 
     spec, out = read_sweep(args.file)
     out = next(o for o in (args.out, out, str(Path("runs") / Path(args.file).stem)) if o is not None)  # '' refused
     if not str(out).strip():
         output_dir(out, "--out")  # its error: an empty name (Path('') would be the current directory)
+    sweep.check_workers(args.jobs)
     est = sweep.check_size(spec, args.jobs, args.yes)  # before any run is listed
-    if args.progress:
-        print(f"sweep: {est['runs']:,} runs, at least about {sweep._duration(est['seconds'])} in {args.jobs} "
-              "process(es) if none is cached", file=sys.stderr)
 
     def progress(done, total, eta):
+        if not shown:  # the first call: every config checked, the cached runs found
+            shown.append(True)
+            print(f"sweep: {total:,} runs, {done:,} cached; the others take at least about "
+                  f"{duration(est['seconds'] * (total - done) / max(total, 1))} in {args.jobs} process(es)",
+                  file=sys.stderr)
         print(f"\rsweep: {done}/{total} runs, about {eta:.0f} s left   ", end="" if done < total else "\n",
               file=sys.stderr, flush=True)
 
+    shown = []
     counts = {}
     rows = sweep.run_sweep(spec, out, args.jobs, progress if args.progress else None, yes=True, counts=counts)
     out = Path(out)

@@ -349,25 +349,19 @@ STEP_SECONDS = 2e-5
 RUN_BYTES = 8e3
 
 
-def _duration(seconds: float) -> str:
-    for unit, size in (("years", 365.25 * 86400), ("days", 86400), ("hours", 3600), ("minutes", 60)):
-        if seconds >= 2 * size:
-            return f"{seconds / size:,.3g} {unit}"
-    return f"{seconds:.0f} s"
-
-
 def check_size(sweep: Sweep, workers: int = 1, yes: bool = False) -> dict:
     """:meth:`Sweep.estimate`, refused before anything is listed with its numbers: memory beyond what is free always,
     more than :data:`MAX_RUNS` runs or :data:`MAX_SECONDS` unless ``yes``."""
     from dfltheory.empirical.budget import gib, require
+    from dfltheory.topology.commands import duration
 
     est = sweep.estimate(workers)
-    numbers = (f"{est['runs']:,} runs, at least about {_duration(est['seconds'])} in {workers} process(es) and "
+    numbers = (f"{est['runs']:,} runs, at least about {duration(est['seconds'])} in {workers} process(es) and "
                f"{gib(est['bytes'])} of memory to list them")
     require(est["bytes"], f"the sweep ({numbers})", "sweep fewer values (grid, zip, seeds), or split the sweep "
             "into several files")
     if not yes and (est["runs"] > MAX_RUNS or est["seconds"] > MAX_SECONDS):
-        raise ValueError(f"the sweep is large: {numbers} (more than {MAX_RUNS:,} runs or {_duration(MAX_SECONDS)}); "
+        raise ValueError(f"the sweep is large: {numbers} (more than {MAX_RUNS:,} runs or {duration(MAX_SECONDS)}); "
                          "sweep fewer values, or confirm with --yes (yes=True)")
     return est
 

@@ -155,7 +155,8 @@ MAX_SECONDS = 600.0
 DEFAULT_HORIZON = 50
 
 
-def _duration(seconds: float) -> str:
+def duration(seconds: float) -> str:
+    """Seconds as a reader counts them: '40 s', '68.3 minutes', '31.7 years' (an estimate's unit)."""
     for unit, size in (("years", 365.25 * 86400), ("days", 86400), ("hours", 3600), ("minutes", 60)):
         if seconds >= 2 * size:
             return f"{seconds / size:,.3g} {unit}"
@@ -181,8 +182,8 @@ def check_horizon(specs: list[str], n: int, horizon: int, yes: bool) -> None:
     fits -= fits % 10 ** max(0, len(str(fits)) - 3)  # three significant digits, rounded down
     per = seconds[spec] / horizon
     per_round = f"{per * 1e3:.3g} ms" if per >= 1e-3 else f"{per * 1e6:.3g} us"
-    raise ValueError(f"{spec} on n = {n:,} over --horizon {horizon:,} rounds would take about {_duration(total)} "
-                     f"(about {per_round} per round), more than {_duration(MAX_SECONDS)}; lower --horizon (about "
+    raise ValueError(f"{spec} on n = {n:,} over --horizon {horizon:,} rounds would take about {duration(total)} "
+                     f"(about {per_round} per round), more than {duration(MAX_SECONDS)}; lower --horizon (about "
                      f"{fits:,} fits), or confirm with --yes")
 
 
