@@ -187,11 +187,15 @@ def _train(cfg: dict) -> None:
         "complete afresh")
 
 
-def _options() -> set[str]:
-    """The config keys a sweep may set: the ``train`` command's options (their config names), but its own keys."""
-    from dfltheory.empirical.commands import _options as train_options
-
-    return {a.dest for a in train_options().values()} - set(OWN_KEYS)
+#: the config keys a sweep may set: the ``train`` command's options by their config names, but :data:`OWN_KEYS`
+#: (listed here, not read from its parser: the command imports this module; a test keeps the two equal)
+OPTIONS = frozenset((
+    "K", "K_v", "Q", "algo", "alpha", "batch_size", "beta", "checkpoint_every", "classes_per_client", "client_chunk",
+    "clip", "compile", "data_params", "data_root", "data_seed", "dataset", "device", "download", "epochs",
+    "eval_every", "fresh_gossip", "init_weights", "lam", "lam_pen", "local_eval", "lr", "lr_decay", "lr_v", "mode",
+    "model", "momentum", "mu", "n", "nproc", "participation", "partition", "personal", "progress", "recipe", "rho",
+    "rounds", "seed", "sequential", "sparse", "tensorboard", "threads", "topology", "topology_params",
+    "weight_decay", "weighted", "weights"))
 
 
 def _key(value) -> str:
@@ -216,7 +220,7 @@ class Sweep:
 
         from dfltheory.empirical.runner import SEED_MAX
 
-        known = _options()
+        known = OPTIONS
         for name, table in (("base", self.base), ("grid", self.grid), ("zip", self.zipped)):
             if not isinstance(table, Mapping):
                 raise ValueError(f"{name} must be a dict of train options (option -> "

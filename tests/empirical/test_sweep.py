@@ -161,3 +161,12 @@ def test_the_example_sweep_file_expands_to_sixteen_checked_runs():
     assert out == "runs/sweep" and len(runs) == 2 * 2 * 2 * 2
     assert sweep.swept == ["topology", "lr", "algo", "rho", "seed"]
     assert {c["algo"] for _, c in runs} == {"dfedavg", "dfedsam"} and all(c["rounds"] == 20 for _, c in runs)
+
+
+def test_the_options_a_sweep_takes_are_the_train_commands():
+    """Sweep checks its keys against sweep.OPTIONS (the command imports the sweep module, so the list is written out):
+    it must name every option of `dfltheory train` but out and resume, and nothing else."""
+    from dfltheory.empirical.commands import _options
+    from dfltheory.empirical.sweep import OPTIONS, OWN_KEYS
+
+    assert OPTIONS == {a.dest for a in _options().values()} - set(OWN_KEYS)
