@@ -769,7 +769,7 @@ def certificate_table(algorithms=("dfedavg", "dpsgd"), m: int = 2, K: int | None
     ``worst_case_reason``. Bad input still raises ValueError."""
     from dfltheory.pep.problem import estimate_size, worst_case
 
-    from dfltheory.pep.commands import equivalent_command
+    from dfltheory.pep.command_line import equivalent_command
 
     rows = []
     L = kw.get("L", 1.0)

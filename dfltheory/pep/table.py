@@ -70,7 +70,7 @@ def _instance(algorithm: str, kw: dict, mixing: str) -> str:
 
 def _command(algorithm: str, kw: dict) -> str:
     """The ``dfltheory pep`` command of an instance (a random sequence: its topology and seed 1)."""
-    from dfltheory.pep.commands import equivalent_command
+    from dfltheory.pep.command_line import equivalent_command
 
     kw = dict(kw)
     K, T, eta = kw.pop("K"), kw.pop("T"), kw.pop("eta")
