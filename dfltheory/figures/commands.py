@@ -81,6 +81,23 @@ def register(subparsers) -> None:
     d.add_argument("--data-root", default=None, help="directory of the torchvision data sets")
     d.add_argument("--out", required=True, help="figure file")
     d.set_defaults(func=_plot_partition)
+    s = kinds.add_parser("landscape", help="a run's filter-normalised loss slice at x_bar (Li et al. 2018)",
+                         description="The training loss f on a line or plane through the run's average model x_bar "
+                                     "along random filter-normalised directions (Li et al. 2018), on a fixed "
+                                     "evaluation batch of every client's data: DFedSAM's Fig. 2 "
+                                     "(dfltheory.verify.landscape).")
+    s.add_argument("run", metavar="RUN", help="a run directory written by `dfltheory train --out`")
+    s.add_argument("--dims", type=int, choices=(1, 2), default=2, help="a line (1) or a plane (2)")
+    s.add_argument("--points", type=int, default=21, help="grid points per axis (2 to 201)")
+    s.add_argument("--span", type=float, default=1.0, help="the grid covers [-SPAN, SPAN] times each direction")
+    s.add_argument("--per-client", type=int, default=128, help="evaluation samples per client")
+    s.add_argument("--seed", type=int, default=0, help="seed of the evaluation batch and of the directions")
+    s.add_argument("--bias", choices=("zero", "copy"), default="zero",
+                   help="direction on biases and norm scales: zero (Li et al.'s --xignore biasbn) or the parameter")
+    s.add_argument("--sharpness", action="store_true",
+                   help="also the top Hessian eigenvalue at x_bar on the same batch (printed, and in the figure)")
+    s.add_argument("--out", required=True, help="figure file")
+    s.set_defaults(func=_plot_landscape)
 
 
 def _report(args) -> int:
@@ -282,3 +299,17 @@ def _plot_partition(args) -> int:
         raise ValueError(f"{err} (give --data-root DIR where the files are; `dfltheory train --download` fetches "
                          "them)") from None
     return _save(ax, args.out)
+
+
+def _plot_landscape(args) -> int:
+    from dfltheory.figures.landscape import plot_run_landscape
+
+    _check_out(args.out)
+    path, top = plot_run_landscape(args.run, args.out, dims=args.dims, points=args.points, span=args.span,
+                                   per_client=args.per_client, seed=args.seed, bias=args.bias,
+                                   sharpness=args.sharpness)
+    if top is not None:
+        print(f"lambda_max = {top['lambda_max']:.6g} (Hessian of f at x_bar, {top['batch']} samples; residual "
+              f"{top['residual']:.2g})")
+    print(f"wrote {path}")
+    return 0
