@@ -58,6 +58,9 @@ def main(argv: list[str] | None = None) -> int:
     try:
         keep_freed_memory()  # the engine's fresh tensors reuse freed memory instead of faulting pages in again
         return int(args.func(args) or 0)
+    except KeyboardInterrupt:  # Ctrl-C: stop quietly with the shell's code for SIGINT (a run resumes: --resume)
+        print(f"dfltheory {args.command}: interrupted", file=sys.stderr)
+        return 130
     except BrokenPipeError:  # output piped into `head` and the like: stop quietly
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0

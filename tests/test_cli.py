@@ -19,3 +19,29 @@ def test_output_into_a_closed_pipe_stops_quietly():
 def test_no_command_prints_help_and_fails():
     r = run_shell(f"{sys.executable} -m dfltheory")
     assert r.returncode == 2 and "topology" in r.stdout and "check" in r.stdout
+
+
+def test_ctrl_c_stops_quietly_with_130(monkeypatch, capsys):
+    """Ctrl-C in any command: one line and the shell's code for SIGINT, no KeyboardInterrupt traceback."""
+    from dfltheory import cli
+
+    def interrupted(args):
+        raise KeyboardInterrupt
+
+    parser = cli.build_parser
+    monkeypatch.setattr(cli, "build_parser", lambda: _with_func(parser(), interrupted))
+    assert cli.main(["topology", "ring", "--n", "4"]) == 130
+    err = capsys.readouterr().err
+    assert "interrupted" in err and "Traceback" not in err
+
+
+def _with_func(parser, func):
+    parse = parser.parse_args
+
+    def parse_args(argv=None):
+        args = parse(argv)
+        args.func = func
+        return args
+
+    parser.parse_args = parse_args
+    return parser
