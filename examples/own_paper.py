@@ -80,8 +80,8 @@ register_plan(PaperPlan(
     PAPER, "synthetic-robust-common", "eta", K=1, symbols={}, topologies=(Topo("full", "metropolis"),),
     targets=(Target("minisgd.thm1", "dpsgd-atc", "avg", main=True),)), origin=__file__)
 
-# pep: the worst case of D-PSGD step-then-mix (the model 'dpsgd' of dfltheory pep) compared with this theorem
-register_pep_model("minisgd-dpsgd", like="dpsgd", theorem="minisgd.thm1",
+# pep: the worst case of D-PSGD step-then-mix (the model 'dpsgd-atc' of dfltheory pep) compared with this theorem
+register_pep_model("minisgd-dpsgd", like="dpsgd-atc", theorem="minisgd.thm1",
                    description="D-PSGD, compared with minibatch SGD's nonconvex rate (examples/own_paper.py)",
                    origin=__file__)
 

@@ -18,7 +18,8 @@ Public API::
     pep_table()        # JSON-safe rows: worst case against each theorem's bound, every algorithm (~30 s)
     c = certify("dfedavg", 2, 1, 0.1, lam=0.5, sigma_g=1, T=10)   # a Lyapunov certificate: a bound for every T
     c.bound(10), c.bound(1000), c.floor, c.check["residual"]     # checked by an independent one-round PEP
-    certificate_table(("dfedavg", "dpsgd"), m=2, K=1, lam=0.5, sigma_g=1)  # paper / certificate / worst case
+    certificate_table(("dfedavg", "dpsgd-atc"), m=2, K=1, lam=0.5, sigma_g=1)  # paper / certificate / worst case
+    worst_case("dpsgd", 2, 1, 5, 0.1, W=W)   # D-PSGD as Lian et al. wrote it; "dpsgd-atc": step, then mix
 
 See docs/pep.md for what each value certifies and the limits.
 """

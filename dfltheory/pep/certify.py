@@ -81,15 +81,16 @@ from dataclasses import asdict, dataclass, field
 import numpy as np
 
 from dfltheory.pep.mixing import ExplicitMixing, PushSumMixing, SpectralClass, as_mixing
-from dfltheory.pep.problem import (ACCEPTED_STATUSES, ADMM, ALGORITHMS, CATA, LIKE, METRICS, PUSH_SUM, PEPSolveError,
-                                   Size, admm_gamma)
+from dfltheory.pep.problem import (ACCEPTED_STATUSES, ADMM, ALGORITHMS, CATA, DPSGD, LIKE, METRICS, PARALLEL,
+                                   PUSH_SUM, PEPSolveError, Size, admm_gamma)
 
 __all__ = ["COVERED", "POTENTIALS", "QUAD_CAP", "Certificate", "average_bound", "certificate_table", "certify",
            "check_size", "paper_bound", "tune", "tune_eta", "verify_certificate"]
 
 #: algorithm -> (potential family, its per-agent components u_i, its common components c)
 POTENTIALS = {
-    **{a: ("consensus", ("x_i - x_bar",), ()) for a in ("dpsgd", "dfedavg", "dfedavg-mgs", "dfedsam-unnormalized")},
+    **{a: ("consensus", ("x_i - x_bar",), ()) for a in ("dpsgd", "dpsgd-atc", "dfedavg", "dfedavg-mgs",
+                                                        "dfedsam-unnormalized")},
     **{a: ("consensus (numerators, w = 1)", ("x_i - x_bar",), ()) for a in PUSH_SUM},
     **{a: ("admm-state", ("x_i - x_bar", "ghat_i - ghat_bar"), ("x_bar - x_bar_prev", "ghat_bar")) for a in ADMM},
     "dfedcata-a": ("consensus (extrapolated y_i)", ("y_i - y_bar",), ()),
@@ -233,6 +234,12 @@ def _round(algorithm, fs, query, mixing, K, eta, rho, Q, lam_pen, beta, alpha):
         p0, p1 = abar + k * (abar - bbar), abar1 + k * (abar1 - abar)
         before = ([dev(agg), dev(agg_prev)], [abar - bbar])
         after = ([dev(agg1), dev(agg)], [abar1 - abar])
+    elif algorithm in PARALLEL:  # D-PSGD (Lian et al. 2017): x_i^{t+1} = sum_j W_ij x_j^t - eta grad f_i(x_i^t)
+        x = [Point() for _ in range(m)]
+        grads = [query(i, x[i])[0] for i in range(m)]
+        x1 = [w - eta * g for w, g in zip(_gossip(mixing, x, Q, consensus), grads)]
+        p0, p1 = _mean(x), _mean(x1)
+        before, after = ([dev(x)], []), ([dev(x1)], [])
     else:  # state: the round-start models x_i^t (DFedCata A: the extrapolated y_i^t, whose mean is a_bar^t)
         x = [Point() for _ in range(m)]
         z = [local(i, x[i], None) for i in range(m)]
@@ -756,17 +763,18 @@ def paper_bound(settings: dict, T: int) -> dict:
     return dict(theorem=row["theorem"], bound=row["bound"], reason=row["reason"])
 
 
-def certificate_table(algorithms=("dfedavg", "dpsgd"), m: int = 2, K: int | None = None, eta: float | None = None,
-                      T=(3, 5, 10, 20), worst_case_max_T: int = 10, max_seconds: float = 60.0, **kw) -> list[dict]:
+def certificate_table(algorithms=("dfedavg", "dpsgd-atc"), m: int = 2, K: int | None = None,
+                      eta: float | None = None, T=(3, 5, 10, 20), worst_case_max_T: int = 10, max_seconds: float = 60.0,
+                      **kw) -> list[dict]:
     """JSON-safe rows (algorithm, T, paper's bound, certificate's bound, fixed-T worst case, ratios) for the report.
 
-    ``K`` defaults to 1 for D-PSGD and SGP, else 2; ``eta`` to 1/(10 K L) (dfedsam.thm4.1's largest step); ``kw``
-    are :func:`certify`'s (mixing: ``W``, ``lam``, ``spectral``; sigma_g, B, lam_pen, ...). The certificate is
-    optimised at each T; the worst case is solved where T <= ``worst_case_max_T`` and its expected time is at most
-    ``max_seconds`` (else None, with the reason). A horizon whose certificate fails (every rung of the retry ladder)
-    is a row with ``status`` 'failed', ``error`` (the causes) and ``command`` (the equivalent ``dfltheory certify``);
-    a worst case that fails leaves the certificate's row with the cause and the ``dfltheory pep`` command in
-    ``worst_case_reason``. Bad input still raises ValueError."""
+    ``K`` defaults to 1 for D-PSGD (both orders) and SGP, else 2; ``eta`` to 1/(10 K L) (dfedsam.thm4.1's largest
+    step); ``kw`` are :func:`certify`'s (mixing: ``W``, ``lam``, ``spectral``; sigma_g, B, lam_pen, ...). The
+    certificate is optimised at each T; the worst case is solved where T <= ``worst_case_max_T`` and its expected
+    time is at most ``max_seconds`` (else None, with the reason). A horizon whose certificate fails (every rung of
+    the retry ladder) is a row with ``status`` 'failed', ``error`` (the causes) and ``command`` (the equivalent
+    ``dfltheory certify``); a worst case that fails leaves the certificate's row with the cause and the
+    ``dfltheory pep`` command in ``worst_case_reason``. Bad input still raises ValueError."""
     from dfltheory.pep.problem import estimate_size, worst_case
 
     from dfltheory.pep.command_line import equivalent_command
@@ -774,7 +782,7 @@ def certificate_table(algorithms=("dfedavg", "dpsgd"), m: int = 2, K: int | None
     rows = []
     L = kw.get("L", 1.0)
     for algorithm in algorithms:
-        k = K if K is not None else (1 if algorithm in ("dpsgd", "sgp") else 2)
+        k = K if K is not None else (1 if LIKE.get(algorithm, algorithm) in DPSGD + ("sgp",) else 2)
         step = eta if eta is not None else 1 / (10 * k * L)
         for t in T:
             base = dict(algorithm=algorithm, m=m, K=k, eta=step, T=t)

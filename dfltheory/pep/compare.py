@@ -2,10 +2,14 @@
 
 Which theorem covers which PEP algorithm:
 
-* ``dfedavg``, ``dfedavg-mgs``, ``dpsgd`` (= DFedAvg with K = Q = 1): dfedsam.thm4.1 at rho = 0 (card dfedsam.md 3.2:
-  DFedAvg is DFedSAM with rho = 0; -MGS through Q). Both bound min_{1<=t<=T} ||grad f(x_bar^t)||^2, x_bar^t the
-  average round-start model, under L-smoothness, sigma_g (Assumption 2), B (Assumption 3), f(x_bar^1) - f* and a
-  symmetric doubly stochastic W with lambda = its second largest eigenvalue modulus.
+* ``dfedavg``, ``dfedavg-mgs``, ``dpsgd-atc`` (D-PSGD step then mix, = DFedAvg with K = Q = 1): dfedsam.thm4.1 at
+  rho = 0 (card dfedsam.md 3.2: DFedAvg is DFedSAM with rho = 0; -MGS through Q). Both bound
+  min_{1<=t<=T} ||grad f(x_bar^t)||^2, x_bar^t the average round-start model, under L-smoothness, sigma_g
+  (Assumption 2), B (Assumption 3), f(x_bar^1) - f* and a symmetric doubly stochastic W with lambda = its second
+  largest eigenvalue modulus.
+* ``dpsgd`` (D-PSGD in Lian et al. 2017's order: the gossip and the gradient at the unmixed point in parallel): no
+  theorem of the catalog. dfedsam.thm4.1's proof mixes the step (X^{t+1} = W (X^t - eta G)); Lian's does not
+  (X^{t+1} = W X^t - eta G), and its worst case is larger (docs/pep.md), so the bound is not reported for it.
 * ``dfedsam-unnormalized`` with rho > 0: none. dfedsam.thm4.1's rho is the radius of the normalized ascent step;
   the unnormalized step's radius rho ||g|| varies, so the theorem is not a bound for it.
 * ``dfedadmm``: dfedadmm.thm1 at rho = 0 (and its reading ``.dfedadmm``). ``dfedadmm-sam-unnormalized``:
@@ -45,7 +49,7 @@ from __future__ import annotations
 
 import math
 
-from dfltheory.pep.problem import ADMM, CATA, LIKE, PUSH_SUM, THEOREM_OF, PEPResult, PEPSolveError
+from dfltheory.pep.problem import ADMM, CATA, LIKE, PARALLEL, PUSH_SUM, THEOREM_OF, PEPResult, PEPSolveError
 
 __all__ = ["THEOREM", "THEOREMS", "VARIANTS", "best_rate", "compare", "mixing_lambda", "push_sum_constants",
            "theorem_for", "theorem_values"]
@@ -157,6 +161,9 @@ def theorem_values(result: PEPResult, lam: float) -> tuple[dict | None, str]:
         given = dict(eta=s["eta"], K=s["K"], T=s["T"], L=s["L"], m=s["m"], Q=s["Q"], rho=s["rho"], sigma_l=0.0,
                      sigma_g=s["sigma_g"], B=s["B"], lam=lam, psi=lam, f0_minus_fstar=s["Delta"])
         return {k: v for k, v in given.items() if v is not None}, ""
+    if algorithm in PARALLEL:
+        return None, (f"{THEOREM} analyses the step-then-mix order (dpsgd-atc, DFedAvg with K = 1); no theorem of the "
+                      "catalog covers D-PSGD in Lian et al. 2017's order (the gradient at the unmixed point)")
     if algorithm == "dfedsam-unnormalized" and s["rho"]:
         return None, (f"no theorem covers the unnormalized ascent step (rho = {s['rho']}): {THEOREM}'s rho is the "
                       "radius of the normalized step")

@@ -8,7 +8,15 @@ round t + 1) starts from x_i^t; each agent runs K local steps from y^{t,0}(i) = 
     dfedsam-unnormalized  y^{t,k+1}(i) = y^{t,k}(i) - eta grad f_i(y^{t,k}(i) + rho grad f_i(y^{t,k}(i)))
 
 and sends z^t(i) = y^{t,K}(i); then X^{t+1} = W^Q Z^t (Q gossip steps; Q = 1: DFedAvg / DFedSAM, K = Q = 1:
-D-PSGD, Q > 1: the -MGS variants). DFedSAM's ascent step is normalized, rho g/||g|| (card dfedsam.md 3.1, seed
+``dpsgd-atc``, D-PSGD in the adapt-then-combine order, step then mix; Q > 1: the -MGS variants). ``dpsgd`` is D-PSGD
+as Lian et al. 2017 wrote it (Algorithm 1, X_{k+1} = X_k W - gamma grad F(X_k); the engine's ``dpsgd``): the gossip
+and the gradient at the unmixed point in parallel,
+
+    x_i^{t+1} = sum_j W_ij x_j^t - eta grad f_i(x_i^t)                                      (K = Q = 1),
+
+so ``dpsgd-atc``'s x_i^{t+1} = sum_j W_ij (x_j^t - eta grad f_j(x_j^t)) mixes the step too; the two have the same
+mean x_bar^{t+1} = x_bar^t - eta (1/m) sum_i grad f_i(x_i^t) and differ in the disagreement, and both are gradient
+descent on each f_i where W = I. DFedSAM's ascent step is normalized, rho g/||g|| (card dfedsam.md 3.1, seed
 L76-90); a normalized step is not a linear combination of the points and gradients, so PEP cannot express it:
 ``dfedsam-unnormalized`` is the named variant with the ascent step rho g (rho = 0 is DFedAvg).
 
@@ -74,15 +82,21 @@ from dataclasses import asdict, dataclass, field
 import numpy as np
 
 from dfltheory.pep.mixing import ExplicitMixing, PushSumMixing, SpectralClass, as_mixing
+from dfltheory.plugins import Registry
 
-__all__ = ["ACCEPTED_STATUSES", "ADMM", "ALGORITHMS", "CATA", "GAPS", "HETEROGENEITY_AT", "LIKE", "MAX_GRAM",
-           "MAX_SCALE", "MAX_SECONDS", "METRICS", "MIN_STEP", "PEPResult", "PEPSolveError", "PUSH_SUM", "Size",
+__all__ = ["ACCEPTED_STATUSES", "ADMM", "ALGORITHMS", "CATA", "DPSGD", "GAPS", "HETEROGENEITY_AT", "LIKE",
+           "MAX_GRAM", "MAX_SCALE", "MAX_SECONDS", "METRICS", "MIN_STEP", "PARALLEL", "PEPResult", "PEPSolveError",
+           "PUSH_SUM", "Size",
            "admm_gamma", "count_text", "diagnose_failure", "estimate_size", "metric_text", "register_pep_model",
            "worst_case"]
 
-#: algorithm -> (gradient queries per local step, description)
-ALGORITHMS = {
-    "dpsgd": (1, "D-PSGD: one local gradient step, then one gossip step (needs K = 1, Q = 1)"),
+#: algorithm -> (gradient queries per local step, description); a plugin adds models (:func:`register_pep_model`)
+#: and cannot replace or remove a built-in one (:class:`dfltheory.plugins.Registry`), nor in the registries below
+ALGORITHMS: dict[str, tuple[int, str]] = Registry("PEP model", {
+    "dpsgd": (1, "D-PSGD as Lian et al. 2017 wrote it (Algorithm 1): x^{t+1} = W x^t - eta grad f(x^t), the gossip "
+                 "and the gradient at the unmixed point in parallel (needs K = 1, Q = 1)"),
+    "dpsgd-atc": (1, "D-PSGD in the adapt-then-combine order: one local gradient step, then one gossip step, "
+                     "x^{t+1} = W (x^t - eta grad f(x^t)) (DFedAvg with K = Q = 1; needs K = 1, Q = 1)"),
     "dfedavg": (1, "DFedAvg: K local gradient steps, then Q gossip steps (Q > 1: DFedAvg-MGS; DFedSAM at rho = 0)"),
     "dfedavg-mgs": (1, "DFedAvg-MGS: K local gradient steps, then Q gossip steps with W (X^{t+1} = W^Q Z^t)"),
     "dfedsam-unnormalized": (2, "DFedSAM(-MGS) with the unnormalized ascent step y + rho grad f_i(y) (named "
@@ -101,22 +115,28 @@ ALGORITHMS = {
                       "y = a + beta (a - x_K), a = W^Q x_K (needs lam_pen, beta)"),
     "dfedcata-b": (1, "DFedCata reading B (the proof): the same local steps, then y = a + beta (a - a_prev), "
                       "Catalyst's consecutive extrapolation (needs lam_pen, beta)"),
-}
+})
 #: algorithm -> the quantity bounded: 'min' of ||grad f(x_bar^t)||^2 over t < T, or the 'average' over t < T of
 #: ||grad f(w^t)||^2 at the theorem's auxiliary sequence (card dfedadmm §2, §6.1 Lemma 9).
-METRICS = {"dpsgd": "min", "dfedavg": "min", "dfedavg-mgs": "min", "dfedsam-unnormalized": "min",
-           "dfedadmm": "average", "dfedadmm-sam-unnormalized": "average", "dfedcata-a": "average",
-           "dfedcata-b": "average", "sgp": "average", "dfedsgpm": "average", "dfedsgpsm-unnormalized": "average"}
-_POINT = {"dfedadmm": "w^t = x_bar^t + ((1-gamma)/gamma)(x_bar^t - x_bar^{t-1})",
-          "dfedcata-a": "p^t = a_bar^t (the mean of W x_K)",
-          "dfedcata-b": "p^t = a_bar^t + beta/(1-beta)(a_bar^t - a_bar^{t-1})",
-          "sgp": "x_bar^t, the numerators' mean"}
+METRICS: dict[str, str] = Registry("PEP model's metric", {
+    "dpsgd": "min", "dpsgd-atc": "min", "dfedavg": "min", "dfedavg-mgs": "min", "dfedsam-unnormalized": "min",
+    "dfedadmm": "average", "dfedadmm-sam-unnormalized": "average", "dfedcata-a": "average", "dfedcata-b": "average",
+    "sgp": "average", "dfedsgpm": "average", "dfedsgpsm-unnormalized": "average"})
+_POINT: dict[str, str] = Registry("PEP model's metric point", {
+    "dfedadmm": "w^t = x_bar^t + ((1-gamma)/gamma)(x_bar^t - x_bar^{t-1})",
+    "dfedcata-a": "p^t = a_bar^t (the mean of W x_K)",
+    "dfedcata-b": "p^t = a_bar^t + beta/(1-beta)(a_bar^t - a_bar^{t-1})",
+    "sgp": "x_bar^t, the numerators' mean"})
 _POINT.update({"dfedadmm-sam-unnormalized": _POINT["dfedadmm"], "dfedsgpm": _POINT["sgp"],
                "dfedsgpsm-unnormalized": _POINT["sgp"]})
+#: the D-PSGD models (one local step, one gossip step: K = Q = 1); PARALLEL: the gossip and the gradient at the
+#: unmixed point in parallel (Lian et al. 2017's order), not the step then the gossip
+DPSGD = ("dpsgd", "dpsgd-atc")
+PARALLEL = ("dpsgd",)
 
 
 #: a user's PEP model -> the built-in model it runs (:func:`register_pep_model`)
-LIKE: dict[str, str] = {}
+LIKE: dict[str, str] = Registry("PEP model's built-in model")
 
 
 def register_pep_model(name: str, like: str, description: str, *, theorem: str | None = None,
@@ -125,7 +145,13 @@ def register_pep_model(name: str, like: str, description: str, *, theorem: str |
     mixing and measured quantity; see :data:`ALGORITHMS`), under the user's name and ``description``, compared
     with ``theorem`` (a catalog id) where given, else with ``like``'s theorem. ``origin`` (a plugin file) is named
     in the errors, ValueErrors that name the problem and the fix."""
+    if not isinstance(origin, str):
+        raise ValueError(f"PEP model {name!r}: origin must be a string (the plugin's file, origin=__file__; '' for "
+                         f"none), got {origin!r}")
     where = f"{origin}: " if origin else ""
+    if not isinstance(description, str) or not description.strip():
+        raise ValueError(f"{where}PEP model {name!r}: description must be a non-empty string (one line: what the "
+                         f"model runs, shown by dfltheory pep --help), got {description!r}; give description='...'")
     if not isinstance(name, str) or not name or name in ALGORITHMS:
         raise ValueError(f"{where}PEP model name {name!r} is taken or empty; choose another name")
     if like not in ALGORITHMS or like in LIKE:
@@ -145,7 +171,10 @@ def register_pep_model(name: str, like: str, description: str, *, theorem: str |
 
 
 #: a user's PEP model -> the theorem it is compared with (None: its ``like`` model's)
-THEOREM_OF: dict[str, str | None] = {}
+THEOREM_OF: dict[str, str | None] = Registry("PEP model's theorem")
+for _registry in (ALGORITHMS, METRICS, _POINT, LIKE, THEOREM_OF):
+    _registry.seal()  # the built-in entries are fixed: a plugin adds models, it cannot replace or remove one
+del _registry
 
 
 def metric_text(algorithm: str) -> str:
@@ -261,9 +290,9 @@ def _check(algorithm, m, K, T, eta, L, Delta, sigma_g, B, rho, Q, gap, heterogen
             raise ValueError(f"{name} must be a finite number, got {v!r}")
         if v < 0 or (positive and v == 0):
             raise ValueError(f"{name} must be {'> 0' if positive else '>= 0'}, got {v!r}")
-    if algorithm == "dpsgd" and (K != 1 or Q != 1):
-        raise ValueError(f"dpsgd is one local step and one gossip step (K = Q = 1), got K = {K}, Q = {Q}; use "
-                         "dfedavg for K > 1 or dfedavg-mgs for Q > 1")
+    if algorithm in DPSGD and (K != 1 or Q != 1):
+        raise ValueError(f"{algorithm} is one local step and one gossip step (K = Q = 1), got K = {K}, Q = {Q}; use "
+                         "dfedavg for K > 1 or dfedavg-mgs for Q > 1 (both step, then mix)")
     if rho and algorithm not in SAM:
         raise ValueError(f"rho = {rho} only applies to {' and '.join(SAM)} ({algorithm} has no ascent step)")
     if algorithm in ADMM:
@@ -568,8 +597,12 @@ def _build(algorithm, m, K, T, eta, L, Delta, mixing, sigma_g, B, rho, Q, gap, h
             problem.set_performance_metric(gbar ** 2)
         if t == T - 1:
             break
-        z = []
+        z, steps = [], []  # steps: dpsgd's eta-free gradients, applied after the gossip (PARALLEL)
         for i in range(m):
+            if algorithm in PARALLEL:  # Lian et al. 2017: the gradient at the unmixed x_i^t; X^t itself is gossiped
+                steps.append(query(i, x[i])[0])
+                z.append(x[i])
+                continue
             y = x[i]
             velocity = None  # DFedSGPM's momentum, reset every round (line 3)
             for _ in range(K):
@@ -602,6 +635,8 @@ def _build(algorithm, m, K, T, eta, L, Delta, mixing, sigma_g, B, rho, Q, gap, h
             mixed = [_mean(z)] * m
         else:
             mixed = _gossip(mixing, z, Q, consensus, t)
+        if steps:  # x_i^{t+1} = sum_j W_ij x_j^t - eta grad f_i(x_i^t)
+            mixed = [w - eta * g for w, g in zip(mixed, steps)]
         if push and isinstance(mixing, PushSumMixing):  # the class's W is doubly stochastic: w^t stays 1
             weights = mixing.matrix(t) @ weights
         if cata:  # Nesterov extrapolation: A around X_K (pre/post-aggregation) or B around A^{t-1} (consecutive)

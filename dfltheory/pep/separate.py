@@ -10,10 +10,12 @@ points), sigma_g at the two metric points, B at every queried point, and the alg
     y_i <- x_i;  K times: g = grad f_i(y_i) (push-sum with momentum: v = g, then v = alpha v + g; g = v);
     y_i <- y_i - eta g;   x_i^+ = sum_j (W^Q)_ij y_j;   p = x_bar, p^+ = x_bar^+,
 
+or, for D-PSGD in Lian et al. 2017's order (``dpsgd``), x_i^+ = sum_j W_ij x_j - eta grad f_i(x_i),
+
 and maximises a (f(p^+) - f(p)) + c [(1/m) ||X^+ - 1 x_bar^+||^2 - (1/m) ||X - 1 x_bar||^2] + tau ||grad f(p)||^2
 (f = the mean of the f_i). A valid certificate has this maximum <= e. Covered: the consensus potential on an
-explicit W (D-PSGD, DFedAvg, DFedAvg-MGS, SGP, DFedSGPM; sigma_g > 0 or None, rho = 0); the other families return
-None (not covered).
+explicit W (D-PSGD in both orders, DFedAvg, DFedAvg-MGS, SGP, DFedSGPM; sigma_g > 0 or None, rho = 0); the other
+families return None (not covered).
 """
 from __future__ import annotations
 
@@ -21,7 +23,7 @@ import numpy as np
 
 __all__ = ["COVERED", "one_round_max"]
 
-COVERED = ("dpsgd", "dfedavg", "dfedavg-mgs", "sgp", "dfedsgpm")
+COVERED = ("dpsgd", "dpsgd-atc", "dfedavg", "dfedavg-mgs", "sgp", "dfedsgpm")
 
 
 def one_round_max(algorithm: str, m: int, K: int, eta: float, L: float, W, Q: int, sigma_g, B, alpha, c: float,
@@ -57,9 +59,14 @@ def one_round_max(algorithm: str, m: int, K: int, eta: float, L: float, W, Q: in
             y = ("minus", y, eta, step)
         return y
 
-    ends = [local(i) for i in range(m)]
     mean0 = ("avg", [("pos", positions[i]) for i in range(m)])
-    mixed = [("avg_w", WQ[i], ends) for i in range(m)]
+    if algorithm == "dpsgd":  # Lian et al.: the unmixed models gossiped, each minus eta times its own gradient there
+        starts = [("pos", positions[i]) for i in range(m)]
+        grads_at = [query(i, starts[i])[2] for i in range(m)]
+        mixed = [("minus", ("avg_w", WQ[i], starts), eta, ("grad", grads_at[i])) for i in range(m)]
+    else:
+        ends = [local(i) for i in range(m)]
+        mixed = [("avg_w", WQ[i], ends) for i in range(m)]
     mean1 = ("avg", mixed)
     sites = [[query(i, p) for i in range(m)] for p in (mean0, mean1)]
     n = leaves[0]

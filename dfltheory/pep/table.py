@@ -41,7 +41,7 @@ _COMMON = dict(m=3, sigma_g=1.0, B=2.0)
 INSTANCES = [
     ("dfedavg", dict(K=2, T=4, eta=0.05, W=W_lambda(3, 0.5)), "W(0.5)", 0.5),
     ("dfedavg", dict(K=2, T=4, eta=0.05, spectral=(-0.5, 0.5)), "class [-0.5, 0.5]", 0.5),
-    ("dpsgd", dict(K=1, T=4, eta=0.1, W=W_lambda(3, 0.5)), "W(0.5)", 0.5),
+    ("dpsgd-atc", dict(K=1, T=4, eta=0.1, W=W_lambda(3, 0.5)), "W(0.5)", 0.5),
     ("dfedavg-mgs", dict(K=2, T=4, eta=0.05, Q=2, W=W_lambda(3, 0.9)), "W(0.9)", 0.9),
     ("dfedadmm", dict(K=2, T=4, eta=0.005, lam_pen=0.01, W=W_lambda(3, 0.5)), "W(0.5)", 0.5),
     ("dfedadmm", dict(K=2, T=4, eta=0.005, lam_pen=0.01, spectral=(-0.5, 0.5)), "class [-0.5, 0.5]", 0.5),

@@ -86,9 +86,9 @@ def test_the_reports_pep_cases_all_solve():
 def test_a_panicking_solver_moves_down_the_ladder(monkeypatch):
     """Clarabel's PanicException (a BaseException) in the first two rungs: the third answers, and the certificate
     records which rung and why the others failed."""
-    plain = certify("dpsgd", 2, 1, 0.1, T=5, **DPSGD)
+    plain = certify("dpsgd-atc", 2, 1, 0.1, T=5, **DPSGD)
     failing_first(monkeypatch, rungs=2)
-    cert = certify("dpsgd", 2, 1, 0.1, T=5, **DPSGD)
+    cert = certify("dpsgd-atc", 2, 1, 0.1, T=5, **DPSGD)
     assert cert.check["rung"] == "CLARABEL, equilibrated" and len(cert.check["ladder"]) == 2
     assert all("PanicException: Eigval error" in why for why in cert.check["ladder"])
     assert cert.check["proved"] and cert.bound(5) == pytest.approx(plain.bound(5), rel=1e-4)
@@ -105,14 +105,14 @@ def test_an_inaccurate_answer_is_refused_by_the_relative_tolerance(monkeypatch):
         return (value * 1.006 + 1e-6, status, seconds, 0.0) if len(calls) == 1 else (value, status, seconds, accuracy)
 
     monkeypatch.setattr(C, "_check_value", high)
-    cert = certify("dpsgd", 2, 1, 0.1, T=5, **DPSGD)
+    cert = certify("dpsgd-atc", 2, 1, 0.1, T=5, **DPSGD)
     assert cert.e < 0.01 and len(calls) == 2 and "relative excess" in cert.check["ladder"][0], cert.check
 
 
 def test_every_rung_failing_is_a_one_line_error_with_the_causes(monkeypatch):
     failing_first(monkeypatch, rungs=len(C.LADDER), exc=RuntimeError("boom"))
     with pytest.raises(PEPSolveError) as err:
-        certify("dpsgd", 2, 1, 0.1, T=5, **DPSGD)
+        certify("dpsgd-atc", 2, 1, 0.1, T=5, **DPSGD)
     text = str(err.value)
     assert "\n" not in text and text.count("RuntimeError: boom") == len(C.LADDER) and "SCS" in text
     assert "solver='SCS'" not in text and "smaller eta" not in text
@@ -131,15 +131,15 @@ def test_a_failed_horizon_is_a_row_and_the_command_prints_both(monkeypatch, caps
 
     monkeypatch.setattr(C, "_sdp", spy)
     failing_first(monkeypatch, rungs=len(C.LADDER), exc=RuntimeError("boom"), only=lambda: horizon["T"] == 5)
-    rows = certificate_table(("dpsgd",), m=2, K=1, eta=0.1, T=(3, 5), worst_case_max_T=0, **DPSGD)
+    rows = certificate_table(("dpsgd-atc",), m=2, K=1, eta=0.1, T=(3, 5), worst_case_max_T=0, **DPSGD)
     assert [r["status"] for r in rows] == ["ok", "failed"]
     failed = rows[1]
     assert "RuntimeError: boom" in failed["error"] and failed["certificate"] is None
-    assert failed["command"] == ("dfltheory certify dpsgd --m 2 --K 1 --eta 0.1 --T 5 --lambda 0.5 --set sigma_g=1 "
+    assert failed["command"] == ("dfltheory certify dpsgd-atc --m 2 --K 1 --eta 0.1 --T 5 --lambda 0.5 --set sigma_g=1 "
                                  "B=2")
     args = build_parser().parse_args(failed["command"].split()[1:])
     assert args.horizons == [5] and args.lam == 0.5 and args.set == ["sigma_g=1", "B=2"]
-    argv = ["certify", "dpsgd", "--m", "2", "--eta", "0.1", "--lambda", "0.5", "--set", "sigma_g=1", "B=2",
+    argv = ["certify", "dpsgd-atc", "--m", "2", "--eta", "0.1", "--lambda", "0.5", "--set", "sigma_g=1", "B=2",
             "--worst-case-max-T", "0"]
     code = main([*argv, "--T", "3", "5"])
     out = capsys.readouterr().out
@@ -165,11 +165,11 @@ def test_tune_chooses_only_among_solved_steps_and_refines_near_failures():
     with pytest.raises(PEPSolveError, match="every one of the 5 evaluations"):
         C.tune_eta(never, 1.0, grid=5)
     with pytest.raises(ValueError, match="eta_max = 1e\\+300"):
-        C.tune("dpsgd", 2, 1, 1e300, 10, by="certificate", **DPSGD)
+        C.tune("dpsgd-atc", 2, 1, 1e300, 10, by="certificate", **DPSGD)
 
 
 def test_tuned_step_outside_the_theorem_is_said(capsys):
-    code = main(["certify", "dpsgd", "--m", "2", "--eta", "0.5", "--lambda", "0.5", "--set", "sigma_g=1", "B=2",
+    code = main(["certify", "dpsgd-atc", "--m", "2", "--eta", "0.5", "--lambda", "0.5", "--set", "sigma_g=1", "B=2",
                  "--T", "10", "--tune", "eta"])
     out = capsys.readouterr().out
     best = next(line for line in out.splitlines() if line.strip().startswith("best:"))
@@ -180,10 +180,10 @@ def test_the_certificate_is_proved_exactly_and_a_tampered_one_is_not():
     """The exact check rebuilds the identity in Fractions: the SDP's own multipliers prove e (at most a tiny
     weakening); the same multipliers with tau raised 5 % leave S indefinite in the gradient directions, repaired
     only by a large weakening through B."""
-    cert = certify("dpsgd", 2, 1, 0.1, T=5, **DPSGD)
+    cert = certify("dpsgd-atc", 2, 1, 0.1, T=5, **DPSGD)
     assert cert.check["proved"] and Fraction(cert.check["e_exact"]) <= Fraction(cert.e)
     assert cert.check["value"] <= cert.e + cert.check["accuracy"]
-    s, mixings = C._setting("dpsgd", 2, 1, 0.1, 1.0, 1.0, W_lambda(2, 0.5), None, None, False, 1.0, 2.0, 0.0, 1,
+    s, mixings = C._setting("dpsgd-atc", 2, 1, 0.1, 1.0, 1.0, W_lambda(2, 0.5), None, None, False, 1.0, 2.0, 0.0, 1,
                             None, None, None, 5, "CLARABEL")
     datas = [C._matrices(*C._one_round(s, mixing)) for mixing in mixings]
     a, P, R, tau, e, _, mult = C._sdp(datas, 1, 0, 1.0, 1.0, "min", 5, C.LADDER[0])
@@ -222,8 +222,8 @@ def test_exact_ldl_accepts_psd_and_refuses_indefinite(n, seed, indefinite):
 def test_a_failure_names_the_instances_cause(capsys):
     """W(-1) on 2 agents swaps them every round: no potential of this family contracts, the floor fails and says
     why (not "try a smaller --K or --T"); what the horizons give is the trivial 2 L Delta, never below it."""
-    code = main(["certify", "dpsgd", "--m", "2", "--eta", "0.1", "--lambda", "-1", "--set", "sigma_g=1", "B=2", "--T",
-                 "5", "--worst-case-max-T", "0"])
+    code = main(["certify", "dpsgd-atc", "--m", "2", "--eta", "0.1", "--lambda", "-1", "--set", "sigma_g=1", "B=2",
+                 "--T", "5", "--worst-case-max-T", "0"])
     captured = capsys.readouterr()
     text = captured.out + captured.err
     assert code in (3, 4) and "W has the eigenvalue -1" in text and "smaller --K" not in text, text

@@ -39,7 +39,8 @@ def test_certificate_above_and_near_the_fixed_T_worst_case(K, Ts, mixing):
 
 
 #: every covered algorithm at m = 2, T = 3 on W(0.5) (the table's settings of docs/pep.md), and its largest ratio
-CASES = {"dpsgd": (1, 0.1, {}), "dfedavg": (2, 0.05, {}), "dfedavg-mgs": (2, 0.05, dict(Q=2)),
+CASES = {"dpsgd": (1, 0.1, {}), "dpsgd-atc": (1, 0.1, {}), "dfedavg": (2, 0.05, {}),
+         "dfedavg-mgs": (2, 0.05, dict(Q=2)),
          "dfedsam-unnormalized": (1, 0.1, dict(rho=0.05)), "dfedadmm": (2, 0.005, dict(lam_pen=0.01)),
          "dfedadmm-sam-unnormalized": (1, 0.005, dict(lam_pen=0.01, rho=0.05)),
          "dfedcata-a": (2, 0.05, dict(lam_pen=1.0, beta=0.3)), "dfedcata-b": (2, 0.05, dict(lam_pen=1.0, beta=0.3)),
@@ -58,8 +59,8 @@ def test_every_algorithm_above_its_worst_case(algorithm):
     worst = worst_case(algorithm, 2, K, 3, eta, W=W_lambda(2, 0.5), sigma_g=1.0, B=2.0, **kw).value
     assert above(cert.bound(3), worst) and cert.bound(3) <= 1.05 * worst, (cert.bound(3), worst)
     assert abs(cert.check["residual"]) <= 1e-4 * max(1, cert.e)
-    assert cert.metric == ("min" if algorithm in ("dpsgd", "dfedavg", "dfedavg-mgs", "dfedsam-unnormalized")
-                           else "average")
+    assert cert.metric == ("min" if algorithm in ("dpsgd", "dpsgd-atc", "dfedavg", "dfedavg-mgs",
+                                                  "dfedsam-unnormalized") else "average")
 
 
 def test_sequences_classes_and_sigma_g_zero():
@@ -86,7 +87,7 @@ def test_independent_check_catches_a_forged_certificate():
 
 
 def test_bound_follows_from_the_coefficients():
-    cert = certify("dpsgd", 2, 1, 0.1, lam=0.5, T=10, **SET)
+    cert = certify("dpsgd-atc", 2, 1, 0.1, lam=0.5, T=10, **SET)
     a, tau, e = cert.a, cert.tau, cert.e
     assert cert.bound(1) == pytest.approx(2.0) and cert.bound(10) == pytest.approx(
         min((a + 9 * e) / (9 * tau + a / 2), (a + 10 * e) / (10 * tau)))
@@ -118,7 +119,13 @@ def _run(algorithm, W, c, h, x0, K, eta, T, lam_pen=None, beta=None):
         return np.array([[np.mean(np.sum(a * b, axis=1)) for b in U] for a in U])
 
     out = []
-    if algorithm == "dfedavg":
+    if algorithm == "dpsgd":  # Lian et al. 2017: X^{t+1} = W X^t - eta grad F(X^t), the gradient at the unmixed x_i
+        X = np.repeat(x0[None], m, axis=0)
+        for _ in range(T):
+            p = X.mean(axis=0)
+            out.append((f(p), gram([X]), np.zeros((0, 0)), h ** 2 * (p - cbar) @ (p - cbar)))
+            X = W @ X - eta * np.array([grad(i, X[i]) for i in range(m)])
+    elif algorithm == "dfedavg":
         X = np.repeat(x0[None], m, axis=0)
         for _ in range(T):
             p = X.mean(axis=0)
@@ -141,10 +148,12 @@ def _run(algorithm, W, c, h, x0, K, eta, T, lam_pen=None, beta=None):
     return out
 
 
-@pytest.mark.parametrize("algorithm, kw", [("dfedavg", {}), ("dfedcata-b", dict(lam_pen=1.0, beta=0.3))])
+@pytest.mark.parametrize("algorithm, kw", [("dfedavg", {}), ("dfedcata-b", dict(lam_pen=1.0, beta=0.3)),
+                                           ("dpsgd", dict(K=1))])
 def test_one_round_inequality_holds_along_runs(algorithm, kw):
     rng = np.random.default_rng(0)
-    m, K, eta, T, h = 3, 2, 0.2, 8, 1.0
+    kw = dict(kw)
+    m, K, eta, T, h = 3, kw.pop("K", 2), 0.2, 8, 1.0
     c = rng.normal(size=(m, 4))
     x0 = rng.normal(size=4) * 3
     W = W_lambda(m, 0.6)
@@ -162,13 +171,14 @@ def test_one_round_inequality_holds_along_runs(algorithm, kw):
 
 
 def test_certificate_table_rows():
-    rows = certificate_table(("dfedavg", "dpsgd"), m=2, K=1, T=(3, 20), lam=0.5, **SET)
-    assert [(r["algorithm"], r["T"]) for r in rows] == [("dfedavg", 3), ("dfedavg", 20), ("dpsgd", 3), ("dpsgd", 20)]
+    rows = certificate_table(("dfedavg", "dpsgd-atc"), m=2, K=1, T=(3, 20), lam=0.5, **SET)
+    assert [(r["algorithm"], r["T"]) for r in rows] == [("dfedavg", 3), ("dfedavg", 20), ("dpsgd-atc", 3),
+                                                        ("dpsgd-atc", 20)]
     for r in rows:
         assert r["theorem"] == "dfedsam.thm4.1" and r["paper_bound"] is None  # thm4.1 assumes B
         assert (r["worst_case"] is None) == (r["T"] > 10) and not r["below_worst_case"]
     assert 1 <= rows[0]["certificate_over_worst_case"] <= 1.05
-    with_b = certificate_table(("dpsgd",), m=2, T=(20,), lam=0.5, B=2.0, **SET)[0]
+    with_b = certificate_table(("dpsgd-atc",), m=2, T=(20,), lam=0.5, B=2.0, **SET)[0]
     assert with_b["paper_bound"] > with_b["certificate"] and with_b["eta"] == pytest.approx(0.1)
 
 
@@ -220,12 +230,12 @@ def test_command_json_and_text(capsys):
 
 
 def test_tune_commands(capsys):
-    code, out, _ = run(capsys, "certify", "dpsgd", "--m", "2", "--eta", "0.4", "--lambda", "0.5", "--set", "sigma_g=1",
-                       "B=2", "--T", "10", "--tune", "eta", "--json")
+    code, out, _ = run(capsys, "certify", "dpsgd-atc", "--m", "2", "--eta", "0.4", "--lambda", "0.5", "--set",
+                       "sigma_g=1", "B=2", "--T", "10", "--tune", "eta", "--json")
     d = json.loads(out)
     assert code == 0 and d["by"] == "certificate" and d["theorem_max_eta"] == pytest.approx(0.1, rel=1e-6)
     assert d["value"] < d["value_at_theorem_max_eta"] and d["eta"] > 0.1
-    code, out, _ = run(capsys, "pep", "dpsgd", "--m", "2", "--T", "3", "--eta", "0.4", "--lambda", "0.5", "--set",
+    code, out, _ = run(capsys, "pep", "dpsgd-atc", "--m", "2", "--T", "3", "--eta", "0.4", "--lambda", "0.5", "--set",
                        "sigma_g=1", "B=2", "--tune", "eta")
     assert code == 0 and "best: eta = " in out and "dfedsam.thm4.1's largest step" in out and "eta = 0.1" in out
 

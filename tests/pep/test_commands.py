@@ -137,7 +137,7 @@ def test_pep_table_rows_are_json_safe():
 
 
 #: every algorithm a theorem covers, with settings inside its theorem's conditions (docs/pep.md has T = 5 numbers)
-COVERED = [("dpsgd", ["--K", "1", "--eta", "0.1"], []),
+COVERED = [("dpsgd-atc", ["--K", "1", "--eta", "0.1"], []),
            ("dfedavg", ["--eta", "0.05"], []),
            ("dfedavg-mgs", ["--eta", "0.05"], ["Q=2"]),
            ("dfedadmm", ["--eta", "0.005"], ["lam_pen=0.01"]),
