@@ -251,11 +251,12 @@ class Engine:
     def _check_state_memory(self, x0: torch.Tensor) -> None:
         """Refuse, before it is allocated, a state of m clients that does not fit the device: its tensors drawn on
         the ``meta`` device (no memory), plus the round's working copies (anchor, gradient, mixed models)."""
-        x = torch.empty((self.m, x0.numel()), dtype=x0.dtype, device="meta")
+        d = x0.shape[-1]  # x0 is one model (d,) or, for a cohort, every client's start (m, d)
+        x = torch.empty((self.m, d), dtype=x0.dtype, device="meta")
         tensors = [x, *self.algo.local.init(x).values(), *self.algo.comm.init_state(x).values(),
                    *self.algo.comm.init(x).values()]
         need = sum(t.numel() * t.element_size() for t in tensors) + ROUND_COPIES * x.numel() * x.element_size()
-        budget.require(need, f"the state of {self.m} clients x {x0.numel():,} parameters ({self.algo.name})",
+        budget.require(need, f"the state of {self.m} clients x {d:,} parameters ({self.algo.name})",
                        "use fewer clients (--n) or a smaller --model", self.device)
 
     def _check_batch_statistics(self) -> None:

@@ -90,3 +90,18 @@ def test_constants_points_are_sized_before_they_are_built(tmp_path, monkeypatch,
     err = error_line(capsys, ["constants", str(tmp_path / "r"), "--points", "100000000"])
     assert "--points 100000000 (each 4 client models x 42 parameters) would need about" in err
     assert "measure at fewer points (--points)" in err
+
+
+
+def test_a_stacked_start_is_sized_per_client_not_as_one_model(monkeypatch):
+    """A cohort starts its engine at every client's own x0, an (m, d) tensor: the state is m x d, not m x (m d)
+    (the check once read x0.numel() as the model size and refused MNIST cohorts at 44 GiB)."""
+    cfg = {**BASE, "algo": "dfedavg", "dataset": "digits", "model": "mlp-small"}
+    engine, _ = runner.build_cohort(cfg, seeds=(0, 1, 2))
+    seen = []
+    monkeypatch.setattr(budget, "require", lambda need, what, fix, device="cpu": seen.append((what, need)))
+    m, d = engine.state["x"].shape
+    engine._check_state_memory(engine.state["x"][0])  # one model, as a run starts
+    engine._check_state_memory(engine.state["x"].clone())  # every client's own start, as a cohort does
+    assert len(seen) == 2 and seen[0] == seen[1], seen
+    assert f"{m} clients x {d:,} parameters" in seen[0][0]
