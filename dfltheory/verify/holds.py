@@ -67,7 +67,7 @@ class Size:
 SIZES = {
     "quick": Size(m=6, T=20, seeds=5, topologies=1, fractions=(1.0,), extra_K=False, horizons=()),
     "default": Size(m=8, T=100, seeds=5, topologies=3, fractions=(1.0, 0.25), extra_K=True,
-                    horizons=(25, 50, 100, 200), longest=1000, reach=40_000, budget=60_000, pep_T=(4,)),
+                    horizons=(25, 50, 100, 200), longest=1000, reach=40_000, budget=45_000, pep_T=(4,)),
     "informative": Size(m=8, T=100, seeds=5, topologies=3, fractions=(1.0, 0.25), extra_K=True,
                         horizons=(25, 50, 100, 200), longest=1000, reach=200_000, budget=400_000, pep_T=(6,)),
     "large": Size(m=16, T=400, seeds=10, topologies=3, fractions=(1.0, 0.25), extra_K=True,
@@ -805,8 +805,8 @@ def informative(plan: PaperPlan, targets: Sequence[Target], size: Size, rows: Se
                 device: str = "cpu", size_name: str = "default") -> list[dict]:
     """Informative runs of each main theorem of ``targets`` (issue 21 item 3, issue 33 item 2). Candidate instances:
     every (problem, topology, constants) whose T* (best step; a tuned row where the plan tunes) gives
-    T_run = 2 T* <= ``size.reach``, the plan's heterogeneous problem first, then in the plan's topology order (the
-    sparsest first), within ``size.budget`` rounds in all. Each trains ``size.seeds`` copies as one engine for T_run
+    T_run = 2 T* <= ``size.reach``, the cheapest first (ties: the plan's heterogeneous problem, the sparser
+    topology), within ``size.budget`` rounds in all (the first always runs). Each trains ``size.seeds`` copies as one engine for T_run
     rounds at the step that minimises the main bound at T_run (strictly inside an open end); :func:`finish_informative`
     keeps the candidate where bound / measured (the printed functional) is smallest: the sharpest test. A main theorem
     without a T* or whose every T_run exceeds the reach gets an entry saying so. An entry to run holds ``candidates``,
@@ -844,7 +844,9 @@ def informative(plan: PaperPlan, targets: Sequence[Target], size: Size, rows: Se
                                 f"on {r['problem']}, {r['topology']}, {r['constants']}) exceeds this size's reach of "
                                 f"{size.reach} rounds (--size informative reaches {SIZES['informative'].reach})"})
             continue
-        within.sort(key=lambda r: (r["problem"] != plan.problem, order.index(r["topology"]), r["best"]["T_star"]))
+        # the cheapest first (the sharpest instances of the default-size run were the cheap ones: DFedSGPSM, DFedCata
+        # and DFedADMM on the common problem), ties: the plan's heterogeneous problem, then the sparser topology
+        within.sort(key=lambda r: (r["best"]["T_star"], r["problem"] != plan.problem, order.index(r["topology"])))
         chosen, spent = [], 0
         for r in within:
             T_run = 2 * int(r["best"]["T_star"])
@@ -876,11 +878,13 @@ def informative(plan: PaperPlan, targets: Sequence[Target], size: Size, rows: Se
             candidates.append({
                 "problem": row["problem"], "topology": row["topology"], "constants": row["constants"],
                 "T_star": T_star, "T_run": T_run, "R": T_run, "tuned": row.get("tuned", {}),
-                "T_star_of": row["theorem"], "step": eta, "sigma_g": values.get("sigma_g"),
+                "T_star_of": row["theorem"], "step": eta,
+                "sigma_g": next((f"{k} = {values[k]:.3g}" for k in ("sigma_g", "G_het", "sigma_g_u") if k in values),
+                                "not a symbol"),
                 "mixing": inst.mixing, "skipped": [t.id for t in thms if "Xi" in t.symbols],
                 "job": (cfg, size.seeds, main.measure, values, T_run, root), "judge": judge})
         out.append({**base, "status": "run", "step_symbol": plan.step, "candidates": candidates,
-                    "instances": len(best_of), "within_reach": len(within),
+                    "instances": len(best_of), "within_reach": len(within), "budget": size.budget,
                     "command": f"dfltheory verify {main.theorem} --size {size_name} --out OUT (trains the "
                                f"{len(candidates)} candidate instance(s) as {size.seeds} float64 copies each, "
                                "cached in OUT/informative; a `dfltheory train` run is float32 and seeds its copies "
@@ -905,8 +909,8 @@ def finish_informative(entry: dict, done: Sequence[tuple[np.ndarray, float]]) ->
     table = [{k: c[k] for k in ("problem", "topology", "constants", "T_star", "T_run", "step", "tuned")}
              | {"ratio": r if math.isfinite(r) else None, "seconds": sec} for r, c, _, sec, _ in results]
     why = (f"of {len(results)} candidate instance(s) trained (of {entry['instances']}, {entry['within_reach']} within "
-           f"reach; the plan's heterogeneous problem first, sparsest topology first), the one where bound / measured "
-           f"is smallest ({ratio:.3g}): {cand['problem']} (sigma_g = {cand['sigma_g']}), {cand['topology']} "
+           f"reach and the budget of {entry['budget']} rounds, the cheapest first), the one where bound / measured "
+           f"is smallest ({ratio:.3g}): {cand['problem']} (heterogeneity {cand['sigma_g']}), {cand['topology']} "
            f"(mixing {cand['mixing']:.3g}), {cand['constants']} constants, T_run = 2 T* = {cand['T_run']}, the step "
            f"that minimises the bound at T_run" + (f", tuned {cand['tuned']}" if cand["tuned"] else "")) \
         if math.isfinite(ratio) else "no candidate gave an informative verdict; the first is shown"

@@ -187,7 +187,7 @@ def horizon(thm, step: str, values: Mapping[str, float], level: float, rule: str
 
 
 def tuned_horizon(thm, step: str, values: Mapping[str, float], level: float, name: str,
-                  span: tuple[float, float], points: int = 7, refine: int = 6) -> tuple[dict, float] | None:
+                  span: tuple[float, float], points: int = 6, refine: int = 5) -> tuple[dict, float] | None:
     """T* (best step) with the free hyper-parameter ``name`` chosen continuously in ``span`` (log scale): a
     ``points``-point log grid, then ``refine`` golden-section steps in log(value) around the grid's best (DFedADMM's
     penalty, DFedPGP's eta_v; issue 33 items 4, 5). Returns (the horizon row, the value) or None where no value
