@@ -1,7 +1,8 @@
 """Sweeps of runs: a base config crossed with a grid, walked along zipped lists and repeated over seeds; trained in
 parallel, cached by config, and summarised (``dfltheory sweep SWEEP.toml``; docs/empirical.md, "Sweeps").
 
-:class:`RunCache` keeps runs under ``root/<key>``, the key a hash of the run's config: a run whose files all read back
+:class:`RunCache` keeps runs under ``root/<key>``, the key a hash of the run's config and the cache's format
+(:data:`CACHE_VERSION`): a run whose files all read back
 complete (:func:`dfltheory.empirical.rundir.complete`) is read, not trained again; a missing or unfinished one is
 trained (afresh) in worker processes. ``verify`` keeps its runs in one too. :class:`Sweep` expands into run configs;
 :func:`run_sweep` trains them (or reads them back) and returns one row per run: the swept values, the status, and
@@ -72,8 +73,14 @@ class _Stop(BaseException):
     """SIGTERM in the parent of a pool: unwinds like Ctrl-C, so that the workers are ended first."""
 
 
+#: the cache's format, hashed into every key: raised where a config's meaning changed, so that runs cached before are
+#: not read back as the new one (2: ``dpsgd`` became Lian et al. 2017's order; its old runs are ``dpsgd-atc``'s)
+CACHE_VERSION = 2
+
+
 class RunCache:
-    """Runs kept under ``root/<key>``, the key a hash of the config: a finished run is read back, not re-run."""
+    """Runs kept under ``root/<key>``, the key a hash of the config and :data:`CACHE_VERSION`: a finished run is read
+    back, not re-run."""
 
     def __init__(self, root: Path):
         if isinstance(root, bool) or not isinstance(root, (str, os.PathLike)) or not str(root).strip():
@@ -84,7 +91,8 @@ class RunCache:
 
     def path(self, cfg: Mapping) -> Path:
         _checked_cfg(cfg)
-        key = hashlib.sha256(json.dumps(cfg, sort_keys=True, default=str).encode()).hexdigest()[:16]
+        versioned = {**cfg, "_cache": CACHE_VERSION}
+        key = hashlib.sha256(json.dumps(versioned, sort_keys=True, default=str).encode()).hexdigest()[:16]
         return self.root / key
 
     def done(self, cfg: Mapping) -> bool:

@@ -124,6 +124,23 @@ def test_a_run_of_a_sweep_is_the_run_of_its_config(tmp_path):
     assert VerifyCache is RunCache
 
 
+def test_a_run_cached_before_the_cache_version_is_not_read_back(tmp_path):
+    """The key hashes the config and the cache's format: a run cached under the old key (the config alone: before
+    dpsgd became Lian et al.'s order) is not served as the new algorithm's run."""
+    import hashlib
+    import json
+
+    from dfltheory.empirical import sweep
+
+    ((_, cfg),) = Sweep({**BASE, "algo": "dpsgd"}, seeds=[4]).configs()
+    cache = RunCache(tmp_path / "runs")
+    old = hashlib.sha256(json.dumps(cfg, sort_keys=True, default=str).encode()).hexdigest()[:16]
+    assert sweep.CACHE_VERSION >= 2 and cache.path(cfg).name != old
+    run_sweep(Sweep({**BASE, "algo": "dpsgd"}, seeds=[4]), tmp_path)
+    (tmp_path / "runs" / old).mkdir()  # an old entry beside it: the new key alone is read
+    assert cache.done(cfg) and {p.name for p in (tmp_path / "runs").iterdir()} == {old, cache.path(cfg).name}
+
+
 def test_the_base_may_be_a_run_config_file_next_to_the_sweep(tmp_path):
     (tmp_path / "run.toml").write_text('algo = "dfedsam"\nclients = 3\nlr = 0.2\n')
     (tmp_path / "sweep.toml").write_text('base = "run.toml"\nseeds = [5]\n[grid]\nK = [1, 2]\n')
