@@ -82,7 +82,7 @@ PEP = {"rows": [
     {"algorithm": "sgp", "instance": "m=3, K=1, T=5, directed P", "quantity": "avg", "worst_case": 1.374,
      "theorem": None, "bound": None, "ratio": None, "status": "no bound: outside the theorem (K >= 2)",
      "seconds": 2.0}],
-    "certificates": [{"algorithm": "dpsgd", "theorem": "dfedsam.thm4.1", "T": T, "K": 1, "eta": 0.1,
+    "certificates": [{"algorithm": "dpsgd-atc", "theorem": "dfedsam.thm4.1", "T": T, "K": 1, "eta": 0.1,
                       "paper_bound": p, "certificate": c, "worst_case": w}
                      for T, p, c, w in ((3, 14.439, 1.4813, 1.4471), (10, 7.576, 0.7918, 0.7599),
                                         (100, 4.2, 0.1234, None))]}
@@ -426,7 +426,7 @@ def test_a_case_that_raises_is_recorded_in_red_with_its_command_and_the_report_i
 
     def pep_table(instances):
         (algorithm, kw, mixing, lam), = instances
-        if algorithm == "dpsgd":
+        if algorithm == "dpsgd-atc":
             raise PEPSolveError("planted PEP failure")
         return [{"algorithm": algorithm, "instance": mixing, "quantity": "avg", "worst_case": 1.0,
                  "theorem": "dfedsam.thm4.1", "bound": 2.0, "ratio": 2.0, "status": "holds", "seconds": 0.0}]
