@@ -134,6 +134,13 @@ def test_the_example_paper_through_every_command(capsys, tmp_path):
      "paper 'dfedsam' already has a verification plan"),
     ("from dfltheory.verify.claims import Arm, Claim, register_claims\n"
      "register_claims('dfedsam', [], base={'decay': 1.0}, rounds=10)\n", "paper 'dfedsam' already has claims"),
+    # a built-in paper's claims are fixed (plugins.Registry), as its algorithms and theorems are
+    ("from dfltheory.verify.claims import CLAIMS\n\nCLAIMS['dfedsam.table1'] = CLAIMS['dfedsam.K']\n",
+     r"\(line 3\): the built-in claim 'dfedsam.table1' cannot be replaced by a plugin; register yours under a new name"),
+    ("from dfltheory.verify.claims import PAPER_BASE\nPAPER_BASE.pop('dfedsam')\n",
+     r"\(line 2\): the built-in paper's claims base options 'dfedsam' cannot be removed"),
+    ("from dfltheory.verify.claims import PAPERS\nPAPERS['dfedcata'] = ()\n",
+     r"\(line 2\): the built-in paper with claims 'dfedcata' cannot be replaced"),
     ("raise RuntimeError('my own bug')\n", r"\(line 1\): RuntimeError: my own bug; fix the plugin"),
     ("x = (\n", "SyntaxError"),
     # issue 32 item 5: a plugin that exits at import exited 0 doing nothing

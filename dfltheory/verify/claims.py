@@ -54,18 +54,18 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
 
+from dfltheory.plugins import Registry
 from dfltheory.verify import stats
 from dfltheory.verify.holds import check_run_options, json_safe, pool_map, train_command
 
-#: the papers with registered claims (the five, then the plugins': :func:`register_claims`)
-PAPERS: list[str] = []
 TARGET_GRID = 0.01  # rounds-to-target: the target is the best accuracy every run reaches, rounded down to this
 TARGET_MIN = 0.3  # three times chance on 10 classes: below it the runs are not compared by their speed
 MARGIN = {"test_acc": 0.01, "local_test_acc": 0.01}  # the equivalence margin of 'a = b' claims: one accuracy point
@@ -210,7 +210,8 @@ _BUILTIN: tuple[Claim, ...] = (
           (_arm("DFedSGPSM", "dfedsgpsm"), _arm("SGP", "sgp"), _arm("D-PSGD", "dpsgd", **SYMMETRIC)),
           (("DFedSGPSM", ">", "SGP"), ("SGP", ">", "D-PSGD")),
           note="SGP and D-PSGD take one local epoch (their rule), DFedSGPSM 5, as in the paper; D-PSGD on a "
-               "k-regular graph, SGP on k out-neighbours: the same neighbour budget",
+               "k-regular graph, SGP on k out-neighbours: the same neighbour budget; D-PSGD in Lian et al. 2017's "
+               "order (the gradient at the unmixed point, X W - gamma G(X): dpsgd), as this card gives it",
           index=("dfedsgpsm.20",), paper_values={"DFedSGPSM": 0.9851, "SGP": 0.9455, "D-PSGD": 0.9436}),
     Claim("dfedsgpsm.table2", "dfedsgpsm", "§9 Table 2, §10.21",
           "module ablation: momentum helps OSGP, SAM helps further, neighbour selection changes little",
@@ -242,9 +243,11 @@ _BUILTIN: tuple[Claim, ...] = (
           "DFedSAM beats DFedAvg, which beats D-PSGD; DFedSAM-MGS (Q = 4) beats DFedSAM",
           "CIFAR-10 Dir 0.3: DFedSAM-MGS 84.26, DFedSAM 82.04, DFedAvg 73.55, D-PSGD 68.23",
           (_arm("DFedSAM-MGS", "dfedsam-mgs"), _arm("DFedSAM", "dfedsam"), _arm("DFedAvg", "dfedavg"),
-           _arm("D-PSGD", "dpsgd")),
+           _arm("D-PSGD", "dpsgd-atc")),
           (("DFedSAM-MGS", ">", "DFedSAM"), ("DFedSAM", ">", "DFedAvg"), ("DFedAvg", ">", "D-PSGD")),
-          note="D-PSGD takes one local epoch (its rule), the others 5", index=("dfedsam.19",),
+          note="D-PSGD takes one local epoch (its rule), the others 5; D-PSGD as this card reads it (dfedsam.md §3.3: "
+               "a step, then gossip of the stepped models: dpsgd-atc, DFedAvg with K = 1), not Lian et al.'s order",
+          index=("dfedsam.19",),
           paper_values={"DFedSAM-MGS": 0.8426, "DFedSAM": 0.8204, "DFedAvg": 0.7355, "D-PSGD": 0.6823}),
     Claim("dfedsam.topology", "dfedsam", "§9 Table 2, §10.18",
           "accuracy rises ring < grid < exponential < full, and the gain of Q = 4 gossip steps is large on the ring "
@@ -570,12 +573,15 @@ def plan_of(plan: str | Plan) -> Plan:
     return PLANS[plan]
 
 
-#: per paper with claims: its base options, its rounds, the theorem quantity recorded, what every claim changes
-PAPER_BASE: dict[str, dict] = {}
-PAPER_ROUNDS: dict[str, int] = {}
-QUANTITY: dict[str, str] = {}
-DEVIATIONS: dict[str, tuple[str, ...]] = {}
-CLAIMS: list[Claim] = []
+#: per paper with claims: its claims' ids, its base options, its rounds, the theorem quantity recorded, what every
+#: claim changes; every claim by id. :class:`dfltheory.plugins.Registry` mappings: a plugin adds papers and claims
+#: (:func:`register_claims`), it cannot replace or remove a built-in one
+PAPERS: dict[str, tuple[str, ...]] = Registry("paper with claims")
+PAPER_BASE: dict[str, dict] = Registry("paper's claims base options")
+PAPER_ROUNDS: dict[str, int] = Registry("paper's claims rounds")
+QUANTITY: dict[str, str] = Registry("paper's claims quantity")
+DEVIATIONS: dict[str, tuple[str, ...]] = Registry("paper's claims deviations")
+CLAIMS: dict[str, Claim] = Registry("claim")
 
 
 def register_claims(paper: str, claims: Sequence[Claim], *, base: Mapping, rounds: int,
@@ -590,6 +596,25 @@ def register_claims(paper: str, claims: Sequence[Claim], *, base: Mapping, round
     from dfltheory.empirical.algorithms import ALGORITHMS
 
     where = f"{origin}: " if origin else ""
+    if not isinstance(paper, str):
+        raise ValueError(f"{where}register_claims: paper must be a paper id (a string), got {type(paper).__name__}; "
+                         "see docs/extending.md")
+    shape = []
+    if isinstance(claims, (str, bytes, Mapping)) or not isinstance(claims, Iterable):
+        shape.append(f"claims must be a list of Claim, got {type(claims).__name__}")
+    else:
+        claims = list(claims)
+        shape += [f"claims[{i}] must be a Claim (dfltheory.verify.claims.Claim), got {type(c).__name__}"
+                  for i, c in enumerate(claims) if not isinstance(c, Claim)]
+    if not isinstance(base, Mapping):
+        shape.append(f"base must be a mapping of the paper's options with 'decay', got {type(base).__name__}")
+    if not isinstance(quantity, str):
+        shape.append(f"quantity must be a recorded metric's name (a string), got {type(quantity).__name__}")
+    if isinstance(deviations, (str, bytes)) or not isinstance(deviations, Iterable) or \
+            not all(isinstance(d, str) for d in deviations):
+        shape.append("deviations must be a list of strings (what every claim does differently from the paper)")
+    if shape:
+        raise ValueError(f"{where}claims of {paper!r}: {shape[0]}; see docs/extending.md")
     problems = []
     if paper not in CATALOG:
         problems.append(f"unknown paper {paper!r} (register it first: dfltheory.bounds.register_paper)")
@@ -597,11 +622,11 @@ def register_claims(paper: str, claims: Sequence[Claim], *, base: Mapping, round
         problems.append(f"paper {paper!r} already has claims")
     if "decay" not in base or isinstance(rounds, bool) or not isinstance(rounds, int) or rounds < 1:
         problems.append("base needs 'decay' (the paper's per-round factor, 1.0 for none) and rounds an integer >= 1")
-    ids = [c.id for c in claims] + [c.id for c in CLAIMS]
+    ids = [c.id for c in claims] + list(CLAIMS)
     for c in claims:
         labels = {a.label for a in c.arms}
-        if not isinstance(c, Claim) or c.paper != paper:
-            problems.append(f"{c!r} is not a Claim of paper {paper!r}")
+        if c.paper != paper:
+            problems.append(f"{c.id!r} is not a Claim of paper {paper!r} (its paper: {c.paper!r})")
         elif ids.count(c.id) > 1:
             problems.append(f"duplicate claim id {c.id!r}")
         elif c.metric not in METRICS:
@@ -614,15 +639,18 @@ def register_claims(paper: str, claims: Sequence[Claim], *, base: Mapping, round
                          pair[1] not in (">", "=")]
     if problems:
         raise ValueError(f"{where}claims of {paper!r}: {problems[0]}; see docs/extending.md")
-    PAPERS.append(paper)
+    PAPERS[paper] = tuple(c.id for c in claims)
     PAPER_BASE[paper], PAPER_ROUNDS[paper], QUANTITY[paper] = dict(base), rounds, quantity
     DEVIATIONS[paper] = tuple(deviations)
-    CLAIMS.extend(claims)
+    for c in claims:
+        CLAIMS[c.id] = c
 
 
 for _paper in ("dfedsgpsm", "dfedsam", "dfedcata", "dfedpgp", "dfedadmm"):
     register_claims(_paper, [c for c in _BUILTIN if c.paper == _paper], base=_BASE[_paper], rounds=_ROUNDS[_paper],
                     quantity=_QUANTITY[_paper], deviations=_DEVIATIONS[_paper], origin=__name__)
+for _registry in (PAPERS, PAPER_BASE, PAPER_ROUNDS, QUANTITY, DEVIATIONS, CLAIMS):
+    _registry.seal()  # the built-in papers' claims are fixed: a plugin adds its own, it cannot replace one
 
 
 def select(papers: Sequence[str] = ("all",), plan: str | Plan = "digits") -> list[Claim]:
@@ -634,7 +662,7 @@ def select(papers: Sequence[str] = ("all",), plan: str | Plan = "digits") -> lis
     if bad:
         raise ValueError(f"unknown paper {bad[0]!r}; choose 'all' or any of {', '.join(PAPERS)}")
     chosen = PAPERS if "all" in papers else papers
-    out = [c for c in CLAIMS if c.paper in chosen and (plan.claims is None or c.id in plan.claims)]
+    out = [c for c in CLAIMS.values() if c.paper in chosen and (plan.claims is None or c.id in plan.claims)]
     if not out:
         raise ValueError(f"the {plan.name} plan has no claims of {', '.join(papers)}; it runs "
                          f"{', '.join(plan.claims or ())}")
@@ -675,8 +703,16 @@ def run_configs(claim: Claim, arm: Arm, size: ClaimSize, device: str = "cpu", pl
 
 
 # ------------------------------------------------------------------------------------------------ cohorts
+#: the cohorts' cache format, hashed into every key and stored in a result (``"cache"``): 2 since ``dpsgd`` is Lian et
+#: al. 2017's order (a result without it ran ``dpsgd`` as step then mix, today's ``dpsgd-atc``: :func:`rejudge`)
+CACHE_VERSION = 2
+#: algorithms whose name meant another algorithm in results before :data:`CACHE_VERSION` 2: the name then -> now
+RENAMED = {"dpsgd": "dpsgd-atc"}
+
+
 def _key(cfg: Mapping, seeds: Sequence[int], finetune: int | None) -> str:
-    blob = json.dumps({"cfg": cfg, "seeds": list(seeds), "finetune": finetune}, sort_keys=True, default=str)
+    blob = json.dumps({"cfg": cfg, "seeds": list(seeds), "finetune": finetune, "_cache": CACHE_VERSION},
+                      sort_keys=True, default=str)
     return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
 
@@ -1172,7 +1208,7 @@ def run_claims(papers: Sequence[str] = ("all",), size: str | ClaimSize | None = 
     rows = [evaluate(claim, size, results, device, plan) for claim in chosen]
     policy = study_wide(rows)
     name = next((k for k, v in plan.sizes.items() if v == size), "custom")
-    return json_safe({"plan": plan.name, "size": name, "m": size.m, "m_large": size.m_large, "rounds": size.rounds,
+    return json_safe({"plan": plan.name, "size": name, "cache": CACHE_VERSION, "m": size.m, "m_large": size.m_large, "rounds": size.rounds,
                       "seeds": size.seeds, "device": device, "workers": workers, "rule": RULE,
                       "family_wise": policy, "problem": plan.problem, "estimate": cost,
                       "claims": rows, "findings": findings(rows), "cohorts": len(keys),
@@ -1198,17 +1234,27 @@ def _check_data(plan: Plan, data_root: str | None) -> None:
 def rejudge(result: dict) -> dict:
     """``result`` (a stored claims.json, compact or not) judged again by today's rules from its per-seed values,
     without training: every claim gets today's statement, note and deviations; each claim whose stored values still
-    measure what the claim now tests gets new pairs, trends, calibration, verdict and reason (``rejudged`` true); a claim whose metric or measurement cadence changed keeps
-    its stored verdict with ``rejudged`` false and ``stale`` saying why (a run is needed). Adds the study-wide
-    verdicts and the findings."""
-    by_id = {c.id: c for c in CLAIMS}
+    measure what the claim now tests gets new pairs, trends, calibration, verdict and reason (``rejudged`` true); a
+    claim whose metric or measurement cadence changed keeps its stored verdict with ``rejudged`` false and ``stale``
+    saying why (a run is needed). A result from before :data:`CACHE_VERSION` 2 ran ``dpsgd`` as step then mix: its
+    arms are relabelled ``dpsgd-atc`` (:data:`RENAMED`), and a claim that now runs Lian et al.'s ``dpsgd`` is stale.
+    Adds the study-wide verdicts and the findings."""
+    by_id = dict(CLAIMS)
     plan = plan_of(result.get("plan", "digits"))
+    before = result.get("cache", 1) < CACHE_VERSION
     rows = []
     for row in result["claims"]:
         claim = by_id.get(row["id"])
+        if before:
+            row = {**row, "arms": [_renamed(a) for a in row["arms"]]}
         stale = None
+        renamed = sorted({a.cfg["algo"] for a in claim.arms} & set(RENAMED)) if claim is not None and before else []
         if claim is None:
             stale = "no longer a claim"
+        elif renamed:
+            stale = (f"its stored {', '.join(renamed)} runs are the old order (step then mix, now "
+                     f"{', '.join(RENAMED[x] for x in renamed)}); the claim runs {', '.join(renamed)} in Lian et al. "
+                     "2017's order (a re-run)")
         elif row["metric"] != claim.metric:
             stale = f"now judged on {claim.metric} ({METRICS[claim.metric][1]}); stored: {row['metric']} (a re-run)"
         elif claim.metric == "rounds_to_target" and result.get("eval_every", 5) != 1 and row.get("eval_every") != 1:
@@ -1226,6 +1272,7 @@ def rejudge(result: dict) -> dict:
         else:
             arms = [{**a, "movement": a.get("movement")} for a in row["arms"]]
             new.update(verdicts(claim, arms), rejudged=True)
+            new.pop("stale", None)  # a stale row of a stored result, now judged
         rows.append(new)
     fresh = [r for r in rows if r["rejudged"]]
     policy = study_wide(fresh)
@@ -1234,6 +1281,20 @@ def rejudge(result: dict) -> dict:
     return {**result, "rule": RULE, "family_wise": policy, "claims": rows, "findings": findings(rows),
             "rejudged": "the stored per-seed values judged again by the issue-34 rules (dfltheory.verify.claims."
                         "rejudge); stale rows keep their stored verdict until re-run"}
+
+
+def _renamed(arm: Mapping) -> dict:
+    """A stored arm of a result from before :data:`CACHE_VERSION` 2 under its algorithm's name today."""
+    algo = arm.get("algo")
+    if algo not in RENAMED:
+        return dict(arm)
+    new = RENAMED[algo]
+    out = {**arm, "algo": new}
+    if isinstance(arm.get("config"), Mapping):
+        out["config"] = {**arm["config"], "algo": new}
+    if isinstance(arm.get("command"), str):
+        out["command"] = re.sub(rf"--algo {re.escape(algo)}(?=\s|$)", f"--algo {new}", arm["command"])
+    return out
 
 
 def _cpu_seconds() -> float:

@@ -310,7 +310,7 @@ def _results(result: dict | None) -> dict[str, list[dict]]:
 
     rows = {c["id"]: c for c in (result or {}).get("claims", [])}
     out: dict[str, list[dict]] = {}
-    for claim in CLAIMS:
+    for claim in CLAIMS.values():
         for key in claim.index:
             out.setdefault(key, []).append(rows.get(claim.id, {"id": claim.id}))
     return out
@@ -420,7 +420,7 @@ def _issue34_section() -> list[str]:
     """How the rules were calibrated on the papers' own numbers (issue 34 item 4), and the DFedSGPSM-S collapse."""
     from dfltheory.verify.claims import CALIBRATION_LEVEL, CLAIMS
 
-    sgpsm = next(c for c in CLAIMS if c.id == "dfedsgpsm.table2")
+    sgpsm = CLAIMS["dfedsgpsm.table2"]
     collapse = sgpsm.note[sgpsm.note.index("DFedSGPSM-S collapses"):]
     return ["### The rules against the papers' own numbers (issue 34)", "",
             "* 'Does not follow the spectral gap' (DFedCata's Table III and Fig. 4) is tested on the inversions the "

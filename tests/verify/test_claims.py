@@ -31,7 +31,7 @@ def quick(tmp_path_factory):
 def test_quick_gives_every_claim_its_row_and_every_paper_its_figure(quick):
     out, result = quick
     assert json.loads(json.dumps(result, allow_nan=False)) == result  # JSON-safe, strict
-    assert [c["id"] for c in result["claims"]] == [c.id for c in C.CLAIMS]
+    assert [c["id"] for c in result["claims"]] == [c.id for c in C.CLAIMS.values()]
     assert {c["paper"] for c in result["claims"]} == set(C.PAPERS)  # at least one claim per paper
     for row in result["claims"]:
         assert row["verdict"] in S.VERDICTS and row["reason"]
@@ -54,7 +54,7 @@ def test_quick_gives_every_claim_its_row_and_every_paper_its_figure(quick):
             assert len(trend["gap"]) == len(trend["mean"]) == len(trend["arms"]) >= 3
             assert all(0 <= g <= 1 for g in trend["gap"])
     # the same budget (rounds, local epochs, clients) in every arm of a claim, except the one the claim is about
-    for claim in C.CLAIMS:
+    for claim in C.CLAIMS.values():
         cfgs = [C.run_config(claim, arm, C.SIZES["full"]) for arm in claim.arms]
         assert len({c["rounds"] for c in cfgs}) == 1 and all(c["epochs"] for c in cfgs)
         for key in ("K", "n"):
@@ -78,40 +78,40 @@ def test_finetuned_arm_is_the_personal_accuracy_after_local_steps(quick):
 
 def test_the_seeds_vary_the_problem_and_each_config_is_the_papers():
     full = C.SIZES["full"]
-    claim = next(c for c in C.CLAIMS if c.id == "dfedsam.table1")
+    claim = next(c for c in C.CLAIMS.values() if c.id == "dfedsam.table1")
     cfgs = C.run_configs(claim, claim.arm("DFedAvg"), full)
     assert [(c["seed"], c["data_seed"]) for c in cfgs] == [(s, s) for s in range(full.seeds)] and full.seeds >= 10
-    for c in C.CLAIMS:  # the paper's learning-rate path over the run's rounds
+    for c in C.CLAIMS.values():  # the paper's learning-rate path over the run's rounds
         cfg = C.run_config(c, c.arms[0], full)
         assert cfg["lr_decay"] ** full.rounds == pytest.approx(
             C.PAPER_BASE[c.paper]["decay"] ** C.PAPER_ROUNDS[c.paper], rel=1e-6)
         assert cfg["n"] >= (100 if c.large else 50) * min(1.0, *(a.scale.get("n", 1.0) for a in c.arms))
-    pgp = next(c for c in C.CLAIMS if c.id == "dfedpgp.directed")
+    pgp = next(c for c in C.CLAIMS.values() if c.id == "dfedpgp.directed")
     directed = C.run_config(pgp, pgp.arms[0], full)
     assert (directed["algo"], directed["weights"], directed["momentum"], directed["weight_decay"]) == (
         "dfedpgp-pull", "uniform", 0.9, 5e-4)  # the experiments' rule (6), momentum and weight decay
     # equal neighbour budgets: the symmetric arms are k-regular with the directed arms' k
     for cid, sym, direc in (("dfedpgp.directed", "DFedPGP symmetric", "DFedPGP directed"),
                             ("dfedsgpsm.table1", "D-PSGD", "DFedSGPSM")):
-        claim = next(c for c in C.CLAIMS if c.id == cid)
+        claim = next(c for c in C.CLAIMS.values() if c.id == cid)
         ks = [C.run_config(claim, claim.arm(x), full)["topology_params"].split(",") for x in (sym, direc)]
         assert ks[0][0] == ks[1][0] == "k=5" and ks[0][1] == "direction=regular"
-    sel = next(c for c in C.CLAIMS if c.id == "dfedsgpsm.table2")
+    sel = next(c for c in C.CLAIMS.values() if c.id == "dfedsgpsm.table2")
     assert C.run_config(sel, sel.arm("DFedSGPSM-S"), full)["topology_params"] == "k=5"  # k from the size
-    cata = next(c for c in C.CLAIMS if c.id == "dfedcata.beta")
+    cata = next(c for c in C.CLAIMS.values() if c.id == "dfedcata.beta")
     cfg = C.run_config(cata, cata.arms[0], full)
     assert (cfg["weights"], cfg["clip"], cfg["weight_decay"], cfg["mode"]) == ("uniform", 10.0, 5e-4, "A")
-    admm = [C.run_config(c, c.arms[0], full)["lam"] for c in C.CLAIMS if c.paper == "dfedadmm"]
+    admm = [C.run_config(c, c.arms[0], full)["lam"] for c in C.CLAIMS.values() if c.paper == "dfedadmm"]
     assert admm.count(0.1) == 1  # the printed, degenerate lambda = eta: tested once (dfedadmm.printed) ...
-    lam = next(c for c in C.CLAIMS if c.id == "dfedadmm.lambda")  # ... and in the lambda sweep, which is about it
+    lam = next(c for c in C.CLAIMS.values() if c.id == "dfedadmm.lambda")  # ... and in the lambda sweep, which is about it
     assert [C.run_config(lam, a, full)["lam"] for a in lam.arms] == [0.05, 0.1, 0.2, 0.5]
 
 
 def test_sizes_scale_clients_and_neighbours():
     full = C.SIZES["full"]
-    clients = next(c for c in C.CLAIMS if c.id == "dfedpgp.clients")
+    clients = next(c for c in C.CLAIMS.values() if c.id == "dfedpgp.clients")
     assert [C.run_config(clients, a, full)["n"] for a in clients.arms] == [50, 100, 200]
-    nb = next(c for c in C.CLAIMS if c.id == "dfedpgp.neighbours")
+    nb = next(c for c in C.CLAIMS.values() if c.id == "dfedpgp.neighbours")
     for size, ks in ((full, [5, 10, 20, 40]), (C.SIZES["default"], [1, 2, 4, 8])):
         assert [C.run_config(nb, a, size)["topology_params"] for a in nb.arms] == [f"k={k},direction=in"
                                                                                   for k in ks]
@@ -127,7 +127,7 @@ def test_every_topology_of_every_size_builds_with_the_weights_its_algorithm_need
 
     seen = set()
     for size in C.SIZES.values():
-        for claim in C.CLAIMS:
+        for claim in C.CLAIMS.values():
             for arm in claim.arms:
                 cfg = C.run_config(claim, arm, size)
                 check_options(cfg)
@@ -244,7 +244,7 @@ def test_index_names_only_tests_that_exist():
 
 
 def test_training_items_and_claims_point_at_each_other():
-    trained = {k for c in C.CLAIMS for k in c.index}
+    trained = {k for c in C.CLAIMS.values() for k in c.index}
     runs = {i.key for i in I.INDEX if i.command.startswith("dfltheory claims")}
     assert trained == runs
 
@@ -464,7 +464,7 @@ def test_each_trend_rule_agrees_with_the_papers_own_table():
     correlation with the gaps is large, the claim is about its inversions)."""
     rows = {r["id"]: r for r in _stored()["claims"]}
     checked = []
-    for claim in C.CLAIMS:
+    for claim in C.CLAIMS.values():
         if not claim.trends or not claim.paper_values:
             continue
         noise, gaps = _noise_and_gaps(claim, rows[claim.id])
@@ -474,7 +474,7 @@ def test_each_trend_rule_agrees_with_the_papers_own_table():
         assert cal["agrees"] >= 0.8 and cal["contradicted"] == 0, (claim.id, cal)
         checked.append(claim.id)
     assert checked == ["dfedsam.topology", "dfedcata.topology", "dfedcata.speed"]
-    cata = next(c for c in C.CLAIMS if c.id == "dfedcata.topology")  # why a rank rule cannot test it
+    cata = next(c for c in C.CLAIMS.values() if c.id == "dfedcata.topology")  # why a rank rule cannot test it
     noise, gaps = _noise_and_gaps(cata, rows[cata.id])
     labels = cata.trends[0].arms
     table = np.array([cata.paper_values[x] for x in labels])
@@ -488,11 +488,11 @@ def test_no_rule_contradicts_the_papers_own_numbers():
     with the measured noise, no rule calls them contradicted more often than CALIBRATION_LEVEL; and the guard turns
     a 'contradicted' into 'inconclusive' where a rule would (a planted rule that contradicts its own paper)."""
     rows = {r["id"]: r for r in _stored()["claims"]}
-    for claim in C.CLAIMS:
+    for claim in C.CLAIMS.values():
         noise, gaps = _noise_and_gaps(claim, rows[claim.id])
         cal = C.calibrate(claim, noise, gaps, seeds=10, sims=40)
         assert cal is None or cal["contradicted"] <= C.CALIBRATION_LEVEL, (claim.id, cal)
-    bad = replace(next(c for c in C.CLAIMS if c.id == "dfedcata.table1"), pairs=(("DFedAvg", ">", "DFedCata"),))
+    bad = replace(next(c for c in C.CLAIMS.values() if c.id == "dfedcata.table1"), pairs=(("DFedAvg", ">", "DFedCata"),))
     arms = [{"label": a["label"], "values": a["values"], "seeds": a["seeds"], "mean": a["mean"], "std": a["std"],
              "movement": None} for a in rows["dfedcata.table1"]["arms"]]
     out = C.verdicts(bad, arms)
@@ -514,7 +514,8 @@ def test_rejudged_docs_split_inconclusive_and_count_one_finding_once():
     assert found["dfedadmm.printed"]["claims"] == ["dfedadmm.printed", "dfedadmm.lambda"]
     assert len(found) == len(rows) - 1
     assert {r["id"] for r in rows.values() if not r["rejudged"]} == {"dfedsam.topology", "dfedsam.K",
-                                                                        "dfedcata.speed", "dfedadmm.K"}
+                                                                        "dfedcata.speed", "dfedadmm.K",
+                                                                        "dfedsgpsm.table1"}
     assert all(r["verdict_study"] in S.VERDICTS for r in rows.values())
     assert result["family_wise"]["tests"] > 40
     again = C.rejudge(result)  # judging the judged result again changes no verdict
@@ -523,10 +524,10 @@ def test_rejudged_docs_split_inconclusive_and_count_one_finding_once():
 
 def test_speed_claims_are_measured_every_round_and_share_the_topology_runs():
     full = C.SIZES["full"]
-    for claim in C.CLAIMS:
+    for claim in C.CLAIMS.values():
         every = C.run_config(claim, claim.arms[0], full)["eval_every"]
         assert (every == 1) == (claim.metric == "rounds_to_target" or claim.every_round), claim.id
-    topo, speed = (next(c for c in C.CLAIMS if c.id == i) for i in ("dfedcata.topology", "dfedcata.speed"))
+    topo, speed = (next(c for c in C.CLAIMS.values() if c.id == i) for i in ("dfedcata.topology", "dfedcata.speed"))
     assert C._cohorts([topo], full, "cpu") == C._cohorts([speed], full, "cpu")
 
 
@@ -544,11 +545,11 @@ def test_text_slips_are_fixed(capsys):
     from dfltheory import cli
     from dfltheory.empirical import data as D
 
-    alpha = next(c for c in C.CLAIMS if c.id == "dfedsgpsm.alpha")
+    alpha = next(c for c in C.CLAIMS.values() if c.id == "dfedsgpsm.alpha")
     text = " ".join(C.deviations(alpha, C.SIZES["full"]))
     assert "CIFAR-10" in text and "not the 500 of its table or figure" in text and "MNIST" not in text
     n = D.load("digits", 1).x_train.shape[0]
-    assert f"{n:,} training images" in next(c for c in C.CLAIMS if c.id == "dfedpgp.clients").note
+    assert f"{n:,} training images" in next(c for c in C.CLAIMS.values() if c.id == "dfedpgp.clients").note
     with pytest.raises(SystemExit):
         cli.build_parser().parse_args(["claims", "--help"])
     out = capsys.readouterr().out
@@ -641,3 +642,70 @@ def test_claims_command_prints_the_cost_before_training(monkeypatch, capsys, tmp
     assert "--data mnist --size gpu: 9 cohorts, 90 runs" in err and "CPU-hours" in err and "measured" in err
     with pytest.raises(ValueError, match="no size 'full'"):
         F._claims(argparse.Namespace(**{**vars(args), "size": "full"}))
+
+
+@pytest.mark.parametrize("kwargs, says", [
+    ({"claims": [None]}, r"claims\[0\] must be a Claim \(dfltheory.verify.claims.Claim\), got NoneType"),
+    ({"claims": None}, "claims must be a list of Claim, got NoneType"),
+    ({"claims": "dfedsam.table1"}, "claims must be a list of Claim, got str"),
+    ({"base": None}, "base must be a mapping of the paper's options with 'decay', got NoneType"),
+    ({"quantity": 3}, "quantity must be a recorded metric's name"),
+    ({"deviations": "one"}, "deviations must be a list of strings"),
+    ({"paper": None}, "paper must be a paper id"),
+])
+def test_register_claims_refuses_a_wrong_shape_in_one_line(kwargs, says):
+    """claims=[None] raised AttributeError, claims=None and base=None a TypeError: one-line ValueErrors naming the
+    argument, before anything is registered."""
+    from dfltheory.testing.registries import isolated
+
+    args = {"paper": "dfedsam2", "claims": [], "base": {"decay": 1.0}, "rounds": 10, **kwargs}
+    with isolated():
+        before = dict(C.CLAIMS), dict(C.PAPERS)
+        with pytest.raises(ValueError, match=says) as err:
+            C.register_claims(args.pop("paper"), args.pop("claims"), **args)
+        assert "\n" not in str(err.value) and "docs/extending.md" in str(err.value)
+        assert (dict(C.CLAIMS), dict(C.PAPERS)) == before
+
+
+def test_the_built_in_claims_cannot_be_replaced_or_removed():
+    table1 = C.CLAIMS["dfedsam.table1"]
+    for registry, key in ((C.CLAIMS, "dfedsam.table1"), (C.PAPERS, "dfedsam"), (C.PAPER_BASE, "dfedsam"),
+                          (C.PAPER_ROUNDS, "dfedsam"), (C.QUANTITY, "dfedsam"), (C.DEVIATIONS, "dfedsam")):
+        with pytest.raises(ValueError, match=f"the built-in .* {key!r} cannot be replaced by a plugin"):
+            registry[key] = None
+        with pytest.raises(ValueError, match="cannot be removed"):
+            del registry[key]
+    assert C.CLAIMS["dfedsam.table1"] is table1 and C.PAPERS["dfedsam"][0] == "dfedsam.table1"
+    assert C.select(["dfedsam"])[0] is table1
+
+
+def test_dpsgd_is_lians_order_where_the_card_gives_it_and_dpsgd_atc_where_the_card_reads_step_then_mix():
+    """DFedSAM's card reads D-PSGD as a step then gossip (dpsgd-atc: its stored numbers keep); DFedSGPSM's gives Lian
+    et al.'s order (dpsgd): its stored runs were the old order, so the stored result marks it stale (a re-run)."""
+    sam, sgpsm = C.CLAIMS["dfedsam.table1"], C.CLAIMS["dfedsgpsm.table1"]
+    assert sam.arm("D-PSGD").cfg["algo"] == "dpsgd-atc" and sgpsm.arm("D-PSGD").cfg["algo"] == "dpsgd"
+    rows = {r["id"]: r for r in _stored()["claims"]}
+    assert not rows["dfedsgpsm.table1"]["rejudged"] and "Lian" in rows["dfedsgpsm.table1"]["stale"]
+    assert "a re-run" in rows["dfedsgpsm.table1"]["stale"]
+    stored_sam = next(a for a in rows["dfedsam.table1"]["arms"] if a["label"] == "D-PSGD")
+    assert rows["dfedsam.table1"]["rejudged"] and stored_sam["algo"] == stored_sam["config"]["algo"] == "dpsgd-atc"
+    assert "--algo dpsgd-atc " in stored_sam["command"]
+    # a result from before (no "cache" key) is relabelled and marked; one of today's is judged as it is
+    old = {**_stored(), "claims": [{**r, "arms": [{**a, "algo": "dpsgd", "config": {**a["config"], "algo": "dpsgd"}}
+                                                  if a["label"] == "D-PSGD" else a for a in r["arms"]]}
+                                   for r in _stored()["claims"] if r["id"] in ("dfedsam.table1", "dfedsgpsm.table1")]}
+    old.pop("cache", None)
+    again = {r["id"]: r for r in C.rejudge(old)["claims"]}
+    assert again["dfedsam.table1"]["rejudged"] and not again["dfedsgpsm.table1"]["rejudged"]
+    assert [a["algo"] for a in again["dfedsam.table1"]["arms"]][-1] == "dpsgd-atc"
+    fresh = {r["id"]: r for r in C.rejudge({**old, "cache": C.CACHE_VERSION})["claims"]}
+    assert fresh["dfedsgpsm.table1"]["rejudged"] and "stale" not in fresh["dfedsgpsm.table1"]
+
+
+def test_the_cohort_key_hashes_the_cache_version(monkeypatch):
+    """Cohorts cached before dpsgd became Lian et al.'s order are not read back as it."""
+    claim = C.CLAIMS["dfedsgpsm.table1"]
+    cfg = C.run_config(claim, claim.arm("D-PSGD"), C.SIZES["quick"])
+    now = C._key(cfg, [0, 1], None)
+    monkeypatch.setattr(C, "CACHE_VERSION", 1)
+    assert C._key(cfg, [0, 1], None) != now
