@@ -806,10 +806,10 @@ def informative(plan: PaperPlan, targets: Sequence[Target], size: Size, rows: Se
     """Informative runs of each main theorem of ``targets`` (issue 21 item 3, issue 33 item 2). Candidate instances:
     every (problem, topology, constants) whose T* (best step; a tuned row where the plan tunes) gives
     T_run = 2 T* <= ``size.reach``, the cheapest first (ties: the plan's heterogeneous problem, the sparser
-    topology), within ``size.budget`` rounds in all (the first always runs). Each trains ``size.seeds`` copies as one engine for T_run
-    rounds at the step that minimises the main bound at T_run (strictly inside an open end); :func:`finish_informative`
-    keeps the candidate where bound / measured (the printed functional) is smallest: the sharpest test. A main theorem
-    without a T* or whose every T_run exceeds the reach gets an entry saying so. An entry to run holds ``candidates``,
+    topology), within ``size.budget`` rounds in all (the first always runs). Each trains ``size.seeds`` copies as
+    one engine for T_run rounds at the step that minimises the main bound at T_run (strictly inside an open end);
+    :func:`finish_informative` keeps the candidate where bound / measured (the printed functional) is smallest: the
+    sharpest test. A main theorem without a T* or whose every T_run exceeds the reach gets an entry saying so. An entry to run holds ``candidates``,
     each with ``job`` (the arguments of its :func:`replicated_terms` call) and ``judge`` (those of its
     :func:`informative_verdicts` call but the terms)."""
     from dfltheory.bounds import get
@@ -1032,7 +1032,8 @@ def verify(targets: Sequence[str] = ("all",), size: str | Size = "default", out:
     result = {"version": __version__, "size": next((k for k, v in SIZES.items() if v == size), "custom"),
               "seeds": list(range(size.seeds)), "m": size.m, "T": size.T, "device": device, "workers": workers,
               "machine": f"{platform.platform()}, {platform.processor() or platform.machine()}",
-              "verdicts": [], "overlays": {}, "topology": [], "rates": [], "horizons": [], "informative": [], "mutations": [],
+              "verdicts": [], "overlays": {}, "topology": [], "rates": [], "horizons": [], "informative": [],
+              "mutations": [],
               "constants": {}}
     informed = []  # (plan, targets, T* rows) of each paper, for its informative runs
     found = horizon_rows(chosen, size, workers)
