@@ -809,9 +809,9 @@ def informative(plan: PaperPlan, targets: Sequence[Target], size: Size, rows: Se
     topology), within ``size.budget`` rounds in all (the first always runs). Each trains ``size.seeds`` copies as
     one engine for T_run rounds at the step that minimises the main bound at T_run (strictly inside an open end);
     :func:`finish_informative` keeps the candidate where bound / measured (the printed functional) is smallest: the
-    sharpest test. A main theorem without a T* or whose every T_run exceeds the reach gets an entry saying so. An entry to run holds ``candidates``,
-    each with ``job`` (the arguments of its :func:`replicated_terms` call) and ``judge`` (those of its
-    :func:`informative_verdicts` call but the terms)."""
+    sharpest test. A main theorem without a T* or whose every T_run exceeds the reach gets an entry saying so. An
+    entry to run holds ``candidates``, each with ``job`` (the arguments of its :func:`replicated_terms` call) and
+    ``judge`` (those of its :func:`informative_verdicts` call but the terms)."""
     from dfltheory.bounds import get
     from dfltheory.verify.horizons import at
 
