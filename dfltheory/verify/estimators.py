@@ -449,8 +449,10 @@ def estimate_run(run_dir, points: int = 6, seed: int = 0, f_star=None, iters: in
 
     start = time.perf_counter()
     f_star = _parse_f_star(f_star)
-    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
-        raise ValueError(f"--seed must be an integer >= 0, got {seed!r}")
+    from dfltheory.empirical.runner import SEED_MAX
+
+    if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed <= SEED_MAX:
+        raise ValueError(f"--seed must be an integer in [0, {SEED_MAX}] (2^32 - 1, as a run's --seed), got {seed!r}")
     if isinstance(iters, bool) or not isinstance(iters, int) or iters < 1:
         raise ValueError(f"iters (Lanczos steps) must be an integer >= 1, got {iters!r}")
     _check_points(points)  # before the work
