@@ -13,7 +13,8 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from dfltheory.figures.format import duration, formula, interval, num, ratio
-from dfltheory.figures.verdicts import VERDICT_STATUS, order_text, tally, verdict_status
+from dfltheory.figures.verdicts import (VERDICT_STATUS, c_star_text, candidates_text, functional_text, order_text,
+                                        shares_text, tally, verdict_status)
 from dfltheory.verify.claims import trend_text
 from dfltheory.verify.holds import json_safe
 
@@ -115,36 +116,26 @@ def _verification(ver: Mapping | None) -> dict | None:
             "informative_holds": sum(r["verdict"] == "holds" and r["status"] == "ok" for r in rows)}
 
 
-def _share(x) -> str:
-    return f"{num(100 * x)} %" if isinstance(x, (int, float)) and not isinstance(x, bool) else str(x)
-
-
 def _verdict_extras(v: Mapping) -> list[str]:
-    """What a verdict says about its own test, where verify gives it: the functional measured, why this instance,
-    c* (the factor by which the bound could shrink before the instrument catches it) and each term's share of the
-    bound. Absent keys: nothing."""
-    out = []
-    if v.get("functional"):
-        out.append(f"functional: {v['functional']}")
-    if v.get("instance_rationale"):
-        out.append(f"instance: {v['instance_rationale']}")
-    c = v.get("c_star")
-    if isinstance(c, Mapping) and (c.get("factor") is not None or c.get("instrument")):
-        factor = num(c.get("factor")) if c.get("factor") is not None else "none found"
-        out.append(f"c* = {factor}" + (f" ({c['instrument']})" if c.get("instrument") else ""))
-    if isinstance(v.get("term_shares"), Mapping) and v["term_shares"]:
-        out.append("term shares: " + ", ".join(f"{k} {_share(x)}" for k, x in v["term_shares"].items()))
-    return out
+    """What a verdict says about its own test, where verify gives it: the functional measured (the proof's marked),
+    why this instance, c* (the factor by which the bound could shrink before the instrument catches it) and each
+    term's share of the bound, largest first. Absent keys: nothing."""
+    shares = shares_text(v.get("term_shares"))
+    return [t for t in (functional_text(v),
+                        f"instance: {v['instance_rationale']}" if v.get("instance_rationale") else "",
+                        c_star_text(v.get("c_star")), f"term shares: {shares}" if shares else "") if t]
 
 
 def _mutations(rows) -> list[dict]:
     """The mutation tests of verify (``mutations``): per theorem, each mutated bound, the factor and which check
-    caught it (red where none did), and c* with its instrument."""
+    caught it (red where none did), c* with its instrument, and the note (which PEP instance was used)."""
     out = []
     for m in rows:
+        caught = [r for r in m.get("rows", ()) if r.get("caught_by")]
         out.append({"theorem": m.get("theorem", "—"),
                     "c_star": num(m.get("c_star")) if m.get("c_star") is not None else "—",
-                    "instrument": m.get("instrument") or "—",
+                    "instrument": m.get("instrument") or "—", "note": m.get("note") or "",
+                    "summary": f"{len(caught)} of {len(m.get('rows', ()))} caught",
                     "rows": [{"mutation": r.get("mutation", ""),
                               "factor": num(r.get("factor")) if r.get("factor") is not None else "—",
                               "caught_by": r.get("caught_by") or "not caught",
@@ -168,24 +159,30 @@ def _horizons(rows) -> list[dict]:
 
 
 def _informative(runs) -> list[dict]:
-    """One row per theorem verdict of the informative runs (or the main theorem's reason for having none)."""
+    """One row per theorem verdict of the informative runs at T_run = 2 T* (or the main theorem's reason for having
+    none): the functional judged (the proof's marked), the verdict, c* and the term shares; the run's first row also
+    carries why this instance (``rationale``) and every candidate's bound / measured (``candidates``)."""
     out = []
     for run in runs:
         where = {"main": run["theorem"], "topology": run.get("topology", "—"), "T_star": num(run.get("T_star"))}
         if run["status"] != "run":
             out.append({**where, "theorem": run["theorem"], "verdict": run["status"], "note": run["note"],
-                        "status": "none", "T": None})
+                        "status": "none", "T": None, "run": None, "proof": False, "functional": ""})
             continue
-        for v in run["verdicts"]:
-            a, e = v["at"], v["at_end"]
+        info = {"rationale": run.get("instance_rationale") or "", "candidates": candidates_text(run),
+                "length": f"{run.get('seeds', '?')} seeds × {num(run.get('R', run.get('T_run')))} rounds"}
+        for i, v in enumerate(run["verdicts"]):
+            a = v["at"]
             out.append({**where, "theorem": v["theorem"], "verdict": a["verdict"], "label": a.get("label"),
+                        "functional": functional_text(v) or functional_text(a),
+                        "proof": bool(v.get("proof_functional")),
                         "T": num(a["T"]), "step": f"{formula(run['step_symbol'])} = {num(run['step'])}",
                         "bound": num(a.get("bound")), "measured": num(a["measured"]),
                         "ci": f"[{num(a['ci'][0])}, {num(a['ci'][1])}]", "ratio": ratio(a.get("ratio")),
-                        "R": num(e["T"]), "bound_end": num(e.get("bound")), "measured_end": num(e["measured"]),
-                        "slopes": f"{num(v['measured_slope'])} / {num(v['bound_slope'])}",
+                        "c_star": c_star_text(a.get("c_star")) or "—",
+                        "shares": shares_text(a.get("term_shares")) or "—",
                         "seconds": num(run["seconds"]), "command": run["command"], "status": verdict_status(a),
-                        "note": ""})
+                        "note": "", "run": info if i == 0 else None})
     return out
 
 

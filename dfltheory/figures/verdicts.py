@@ -251,11 +251,52 @@ def informative_lines(thm_id: str, verification: Mapping | None) -> list[tuple[s
                 continue
             a = v["at"]
             label = "informative" if a.get("informative") else "trivial"
+            on = ", on the proof's functional" if v.get("proof_functional") else ""
             out.append((f"informative run: {a['verdict']} ({label}) {ratio(a.get('ratio'))} at T = {a['T']} "
-                        f"(T* = {run['T_star']}, {run['topology']})", verdict_status(a)))
+                        f"(T* = {run['T_star']}, {run['topology']}{on})", verdict_status(a)))
         if run["theorem"] == thm_id and run["status"] != "run":
             out.append((f"informative run: {run['status']}", "none"))
     return out
+
+
+def functional_text(v: Mapping) -> str:
+    """The functional a verdict judged, ``the proof's functional: ...`` where it is the proof's rather than the
+    printed one (DFedSAM's targets are judged on both: two verdicts told apart only by this); '' where absent."""
+    if not v.get("functional"):
+        return ""
+    return ("the proof's functional: " if v.get("proof_functional") else "functional: ") + str(v["functional"])
+
+
+def c_star_text(c: Mapping | None) -> str:
+    """``c* = 2.94 (training; pep 7.27)``: the factor by which the bound could shrink before its instrument (named)
+    catches it, then the other instruments' factors; '' where verify gave none."""
+    if not isinstance(c, Mapping) or (c.get("factor") is None and not c.get("instrument")):
+        return ""
+    factor = num(c["factor"]) if c.get("factor") is not None else "none found"
+    others = [f"{k} {num(x)}" for k, x in (c.get("by_instrument") or {}).items()
+              if k != c.get("instrument") and x is not None]
+    inside = "; ".join(([c["instrument"]] if c.get("instrument") else []) + ([", ".join(others)] if others else []))
+    return f"c* = {factor}" + (f" ({inside})" if inside else "")
+
+
+def shares_text(shares: Mapping | None, top: int | None = None) -> str:
+    """Each term's share of the bound, largest first (``optimization 53.5 %, consensus 11.1 %``); ``top`` keeps the
+    largest few; '' where absent."""
+    if not isinstance(shares, Mapping) or not shares:
+        return ""
+    def pct(x) -> str:
+        return f"{num(100 * x)} %" if isinstance(x, (int, float)) and not isinstance(x, bool) else str(x)
+
+    items = sorted(shares.items(), key=lambda kv: -kv[1] if isinstance(kv[1], (int, float)) else 0)
+    return ", ".join(f"{k} {pct(x)}" for k, x in items[:top])
+
+
+def candidates_text(run: Mapping) -> str:
+    """The candidate instances an informative run trained, each with its bound / measured, the kept one marked."""
+    kept = (run.get("problem"), run.get("topology"), run.get("constants"))
+    return "; ".join(f"{c.get('problem')}, {c.get('topology')}: {ratio(c.get('ratio'))}"
+                     + (" (kept)" if (c.get("problem"), c.get("topology"), c.get("constants")) == kept else "")
+                     for c in run.get("candidates") or ())
 
 
 def exact_cell(thm_id: str, verification: Mapping | None) -> dict:

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from dfltheory.figures.axes import axes_or_new, save_figure
 from dfltheory.figures.format import num
+from dfltheory.figures.verdicts import c_star_text, candidates_text, functional_text, shares_text
 
 EXIT_CODES = """A verdict 'holds' is informative only where the bound is below the trivial level: the smaller of the
 measured quantity at x^0 (an algorithm that never moves) and its supremum (every algorithm); otherwise it reads
@@ -41,20 +42,30 @@ def _aligned(lines: list[tuple]) -> str:
 
 
 def table(result: dict) -> str:
-    """One line per verdict: theorem, constants, setting, verdict with its trivial label, bound, the trivial level
-    (the smaller of the value at x^0 and the supremum), T* (best step), measured [95 % interval], ratio, dominant
-    term (or the conditions that fail)."""
+    """One line per verdict: theorem (``[proof's functional]`` where the verdict judged the proof's functional, not
+    the printed one), constants, setting, verdict with its trivial label, bound, the trivial level (the smaller of
+    the value at x^0 and the supremum), T* (best step), measured [95 % interval], ratio, dominant term (or the
+    conditions that fail), c* with its instrument, the terms' shares (largest first); the functional each theorem
+    judged is listed once below the table."""
     head = ("theorem", "constants", "setting", "verdict", "bound", "trivial level", "T*", "measured [95% CI]",
-            "bound/measured", "dominant")
+            "bound/measured", "dominant", "c* (instrument)", "term shares")
     lines = [head]
+    functionals: dict[str, str] = {}
     for v in result["verdicts"]:
         ci = v.get("ci")
         measured = f"{num(v.get('measured'))} [{num(ci[0])}, {num(ci[1])}]" if ci else "-"
         why = v.get("dominant") or "; ".join(v.get("failed") or []) or "-"
         level = (v.get("trivial") or {}).get("level")
-        lines.append((v["theorem"], v["constants"], v["setting"], verdict_text(v), num(v.get("bound")), num(level),
-                      v.get("T_star") or "-", measured, num(v.get("ratio")), why))
-    return _aligned(lines)
+        name = v["theorem"] + (" [proof's functional]" if v.get("proof_functional") else "")
+        if v.get("functional"):
+            functionals.setdefault(name, v["functional"])
+        lines.append((name, v["constants"], v["setting"], verdict_text(v), num(v.get("bound")), num(level),
+                      v.get("T_star") or "-", measured, num(v.get("ratio")), why, c_star_text(v.get("c_star")) or "-",
+                      shares_text(v.get("term_shares"), top=3) or "-"))
+    text = _aligned(lines)
+    if functionals:
+        text += "\n\nfunctionals judged:\n" + "\n".join(f"  {k}: {f}" for k, f in functionals.items())
+    return text
 
 
 def horizon_table(rows: list[dict]) -> str:
@@ -88,8 +99,9 @@ def constants_lines(tables: dict) -> str:
 
 
 def informative_lines(result: dict) -> str:
-    """One block per main theorem: where and how long its informative runs went, and each theorem's verdict at
-    T_run = 2 T* and at the runs' end R, with the measured and predicted slopes."""
+    """One block per main theorem: where and how long its informative runs went, why that instance (and each
+    candidate's bound / measured), then each target's verdict at T_run = 2 T* with the functional it judged (the
+    proof's marked), c* with its instrument and the terms' shares."""
     out = []
     for r in result.get("informative", []):
         if r["status"] != "run":
@@ -98,12 +110,38 @@ def informative_lines(result: dict) -> str:
         out.append(f"{r['theorem']} on {r['topology']} ({r['constants']} constants), T* = {r['T_star']}, "
                    f"{r['step_symbol']} = {num(r['step'])}, {r['seeds']} seeds x {r['R']} rounds in "
                    f"{r['seconds']:.0f} s:")
+        if r.get("instance_rationale"):
+            out.append(f"  instance: {r['instance_rationale']}")
+        if r.get("candidates"):
+            out.append(f"  candidates (bound / measured): {candidates_text(r)}")
         for v in r["verdicts"]:
-            a, e = v["at"], v["at_end"]
-            out.append(f"  {v['theorem']}: T = {a['T']}: {verdict_text(a)}, bound {num(a.get('bound'))} vs "
-                       f"{num(a['measured'])} [{num(a['ci'][0])}, {num(a['ci'][1])}]; T = {e['T']}: "
-                       f"{verdict_text(e)}, bound {num(e.get('bound'))} vs {num(e['measured'])}; slope measured "
-                       f"{num(v['measured_slope'], digits=3)}, bound {num(v['bound_slope'], digits=3)}")
+            a = v["at"]
+            mark = " [proof's functional]" if v.get("proof_functional") else ""
+            out.append(f"  {v['theorem']}{mark}: T = {a['T']}: {verdict_text(a)}, bound {num(a.get('bound'))} vs "
+                       f"{num(a['measured'])} [{num(a['ci'][0])}, {num(a['ci'][1])}]"
+                       + "".join(f"; {t}" for t in (c_star_text(a.get("c_star")),
+                                                     shares_text(a.get("term_shares"))) if t))
+            if functional_text(v):
+                out.append(f"    {functional_text(v)}")
+    return "\n".join(out)
+
+
+def mutation_lines(result: dict) -> str:
+    """Per theorem: c* with its instrument, the mutations caught (by which check) and missed, and the note (which
+    PEP instance was used)."""
+    out = []
+    for m in result.get("mutations") or []:
+        rows = m.get("rows") or []
+        factor = lambda r: f"x{num(r['factor'])}, " if r.get("factor") is not None else ""  # noqa: E731
+        caught = [f"{r['mutation']} ({factor(r)}{r['caught_by']})" for r in rows if r.get("caught_by")]
+        missed = [f"{r['mutation']}" + (f" ({factor(r)[:-2]})" if factor(r) else "") for r in rows
+                  if not r.get("caught_by")]
+        c = f"c* = {num(m['c_star'])} ({m.get('instrument')})" if m.get("c_star") is not None else "no c*"
+        out.append(f"{m['theorem']}: {c}; {len(caught)} of {len(rows)} mutations caught")
+        out.append("  caught: " + ("; ".join(caught) or "none"))
+        out.append("  missed: " + ("; ".join(missed) or "none"))
+        if m.get("note"):
+            out.append(f"  {m['note']}")
     return "\n".join(out)
 
 
@@ -299,6 +337,8 @@ def _verify(args) -> int:
         print(table(result))
         if result.get("informative"):
             print("\ninformative runs (beyond T*):\n" + informative_lines(result))
+        if result.get("mutations"):
+            print("\nmutation tests (would the instrument catch a wrong bound?):\n" + mutation_lines(result))
         if result["rates"]:
             print("\nrate in T:\n" + rate_lines(result))
         print(f"\n{len(result['verdicts'])} verdicts in {result['wall_seconds']:.0f} s; results and figures in {out}")
