@@ -14,6 +14,7 @@ kept. Every numeric option is checked before anything is built (:func:`check_opt
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import os
@@ -462,6 +463,9 @@ def _train(engine, evaluator, out: Path, rounds, config, eval_every, checkpoint_
         raise ValueError(f"--resume: no run in {out} to continue; start it without --resume")
     if resume:
         again_fresh = f"delete {out} and start again"
+        if not cfile.exists():  # a checkpoint without the options it was trained with cannot be resumed
+            raise ValueError(f"--resume: {out} has a checkpoint but no config.json; restore it from the options the "
+                             f"run was started with, or {again_fresh}")
         saved = rundir.read_json(cfile, f"restore it from the options the run was started with, or {again_fresh}")
         if "seed" in saved and "data_seed" in config:  # written before data_seed/data_params existed
             saved = {"data_seed": saved["seed"], "data_params": {}, **saved}
@@ -600,7 +604,8 @@ def run(cfg: dict, resume: bool = False, wrap=None, again: str | None = None) ->
                          resume=resume, progress=cfg.get("progress", True), local_eval=cfg.get("local_eval", True),
                          again=again)
         except BaseException:
-            if new and all(p.name == rundir.LOCK for p in out.iterdir()):
-                (out / rundir.LOCK).unlink(missing_ok=True)
-                out.rmdir()  # leave no empty run directory behind a run that never started
+            with contextlib.suppress(OSError):  # the cleanup never hides the error that stopped the run
+                if new and all(p.name == rundir.LOCK for p in out.iterdir()):
+                    (out / rundir.LOCK).unlink(missing_ok=True)
+                    out.rmdir()  # leave no empty run directory behind a run that never started
             raise

@@ -109,3 +109,10 @@ def test_a_flipped_byte_in_a_tensor_is_found():
     changed["x"][5] = 5.000001
     assert rundir.digest(changed) != rundir.digest(payload)
     assert rundir.digest({**payload, "x": payload["x"].float()}) != rundir.digest(payload)  # the dtype counts
+
+
+def test_a_checkpoint_without_its_config_is_refused_by_name(runs, tmp_path_factory):
+    """The property test draws this case at random; it is pinned here (it once raised FileNotFoundError)."""
+    out = damaged_copy(runs / "half", tmp_path_factory, "config.json", "delete", 0.0, 0)
+    with pytest.raises(ValueError, match=r"has a checkpoint but no config\.json; restore it .* or delete"):
+        runner.run({**BASE, "rounds": 4, "out": out}, resume=True)
