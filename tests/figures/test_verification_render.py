@@ -115,3 +115,11 @@ def test_nothing_is_shown_where_verify_gave_none():
     text = "\n".join(_sections(bare).values()) + V.informative_lines(bare) + V.table(bare)
     for piece in ("c* =", "term shares:", "functional:", "candidates (", "Mutation tests", "nstance:"):
         assert piece not in text, piece
+
+
+def test_the_first_screen_tells_the_two_dfedsam_verdicts_apart():
+    from dfltheory.figures.verdicts import exact_cell
+
+    cell = exact_cell("dfedsam.thm4.1", RESULT)
+    lines = [cell["text"], *cell["detail"]]
+    assert sum("on the proof's functional" in line for line in lines[:2]) == 1, lines
