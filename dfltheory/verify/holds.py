@@ -649,7 +649,11 @@ def replicated_terms(cfg: Mapping, seeds: int, measure: str, values: Mapping[str
 
     quantity = {"min": "grad_norm_sq", "avg": "grad_norm_sq", "avg_p": "grad_norm_sq_p", "avg_w": "grad_norm_sq_w",
                 "avg_pgp": "delta_pgp"}[measure]
-    key_cfg = {**cfg, "replicas": seeds, "rounds": rounds, "quantity": quantity}
+    from dfltheory.empirical.sweep import CACHE_VERSION
+
+    # the version: entries written before every copy started at the bound's x0 (or before dpsgd's order changed)
+    # are never read back as today's
+    key_cfg = {**cfg, "replicas": seeds, "rounds": rounds, "quantity": quantity, "_cache": CACHE_VERSION}
     out = Path(root) / hashlib.sha256(json.dumps(key_cfg, sort_keys=True, default=str).encode()).hexdigest()[:16]
     done_file, ckpt = out / "terms.npy", out / "checkpoint.pt"
     if done_file.exists():

@@ -77,7 +77,9 @@ def inside(low: float, high: float, low_closed: bool, high_closed: bool) -> tupl
     """The ends of an admissible interval, each moved inside by :data:`INSIDE` (relative) where it is open."""
     lo = low if low_closed or low <= 0 else low * (1 + INSIDE)
     hi = high if high_closed or not math.isfinite(high) else high * (1 - INSIDE)
-    return lo, max(lo, hi)
+    if lo > hi:  # an interval narrower than the margins: its midpoint, which lies inside it
+        lo = hi = (low + high) / 2
+    return lo, hi
 
 
 def largest_inside(thm, step: str, values: Mapping[str, float], T: float | None = None) -> float:

@@ -286,3 +286,15 @@ def test_every_replica_starts_at_the_bounds_x0_in_float64(paper, tmp_path):
     assert x.dtype == torch.float64 and x.shape[0] == 3 * SIZE.m
     assert torch.equal(x, single.state["x"][0].to(torch.float64).expand_as(x))
     assert float(evaluator.objective(x[0].float())[0]) == f0
+
+
+@settings(max_examples=200, deadline=None)
+@given(low=st.floats(1e-6, 1e3), width=st.floats(0, 1e-2), low_closed=st.booleans(), high_closed=st.booleans())
+def test_a_step_taken_inside_an_admissible_interval_lies_in_it(low, width, low_closed, high_closed):
+    """horizons.inside moves open ends inward; on an interval narrower than the margins it takes the midpoint,
+    never a point beyond the upper end (it once returned (lo, lo) with lo > high)."""
+    from dfltheory.verify.horizons import inside
+
+    high = low * (1 + width)
+    lo, hi = inside(low, high, low_closed, high_closed)
+    assert low <= lo <= hi <= high

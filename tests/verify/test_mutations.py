@@ -58,7 +58,10 @@ def test_the_planted_pair_around_c_star_by_pep(theorem):
     table = MU.table(_scaled(thm, c * 1.5), {"pep": (pep["values"], pep["worst"])})
     assert MU.value(_scaled(thm, c * 1.5), pep["values"]) < pep["worst"] < MU.value(_scaled(thm, c / 1.5),
                                                                                      pep["values"])
-    assert any(r["caught_by"] == "pep" for r in table["rows"])
+    assert table["theorem"].startswith(thm.id)
+    # with one instrument, a mutant is caught exactly when it is more than c* times smaller than the bound
+    for row in MU.table(thm, {"pep": (pep["values"], pep["worst"])})["rows"]:
+        assert (row["caught_by"] == "pep") == (row["factor"] > c), row
 
 
 def test_the_planted_pair_around_c_star_by_training_on_dfedpgp(tmp_path):
