@@ -15,7 +15,6 @@ from pathlib import Path
 from dfltheory.figures.format import duration, formula, interval, num, ratio
 from dfltheory.figures.verdicts import (VERDICT_STATUS, c_star_text, candidates_text, functional_text, order_text,
                                         shares_text, tally, verdict_status)
-from dfltheory.verify.claims import trend_text
 from dfltheory.verify.holds import json_safe
 
 __all__ = ["view", "render", "write", "environment"]
@@ -232,31 +231,12 @@ def small_note(size: str | None) -> str:
     return "" if size in ("full", "gpu") else SMALL
 
 
-CLAIM_STATUS = {"agrees": "ok", "inconclusive": "warn", "not testable here": "warn", "contradicted": "bad"}
+def _claims(claims) -> dict | None:
+    """The papers' experimental claims, one group per data set and size
+    (:func:`dfltheory.figures.claims.report_section`, which the ``claims`` command's table shares)."""
+    from dfltheory.figures.claims import report_section
 
-
-def _claims(claims: Mapping | None) -> dict | None:
-    """The papers' experimental claims (:func:`dfltheory.verify.claims.run_claims`): per claim the statement, the
-    paper's number, each arm's mean ± std and the verdict; the figures per paper."""
-    if not claims:
-        return None
-    pct = lambda c, x: num(100 * x) if c["metric"] == "test_acc" else num(x)  # noqa: E731 - accuracy in %
-    rows = [{"id": c["id"], "paper": c["paper"], "section": c["section"], "statement": c["statement"],
-             "paper_number": c["paper_number"], "verdict": c["verdict"],
-             "status": CLAIM_STATUS.get(c["verdict"], "warn"),
-             "why": "" if c["verdict"] == "agrees" else c.get("reason", ""),
-             "measured": "; ".join([f"{a['label']} {pct(c, a['mean'])} ± {pct(c, a['std'] or 0.0)}"
-                                    for a in c["arms"] if a.get("mean") is not None]
-                                   + [trend_text(t, num) for t in c.get("trends", ())]),
-             "metric": c.get("metric_label", c["metric"])} for c in claims["claims"]]
-    small = small_note(claims.get("size"))
-    return {"rows": rows, "rule": claims.get("rule", ""), "size": claims.get("size"), "seeds": claims.get("seeds"),
-            "small": small,
-            "rounds": claims.get("rounds"), "m": claims.get("m"), "m_large": claims.get("m_large"),
-            "wall": duration(claims.get("wall_seconds") or 0),
-            "figures": dict(claims.get("figures", {})), "partition_figure": claims.get("partition_figure"),
-            "partition": claims.get("partition") or {},
-            "counts": {k: n for k in CLAIM_STATUS if (n := sum(r["verdict"] == k for r in rows))}}
+    return report_section(claims)
 
 
 def _schedule(schedule) -> str:

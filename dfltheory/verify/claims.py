@@ -1208,8 +1208,8 @@ def run_claims(papers: Sequence[str] = ("all",), size: str | ClaimSize | None = 
     rows = [evaluate(claim, size, results, device, plan) for claim in chosen]
     policy = study_wide(rows)
     name = next((k for k, v in plan.sizes.items() if v == size), "custom")
-    return json_safe({"plan": plan.name, "size": name, "cache": CACHE_VERSION, "m": size.m, "m_large": size.m_large, "rounds": size.rounds,
-                      "seeds": size.seeds, "device": device, "workers": workers, "rule": RULE,
+    return json_safe({"plan": plan.name, "size": name, "cache": CACHE_VERSION, "m": size.m, "m_large": size.m_large,
+                      "rounds": size.rounds, "seeds": size.seeds, "device": device, "workers": workers, "rule": RULE,
                       "family_wise": policy, "problem": plan.problem, "estimate": cost,
                       "claims": rows, "findings": findings(rows), "cohorts": len(keys),
                       "cohorts_trained": len(keys) - cached, "runs": sum(len(jobs[k][1]) for k in keys),

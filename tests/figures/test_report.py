@@ -686,3 +686,85 @@ def test_a_whole_stage_that_raises_says_so_in_its_section(monkeypatch, tmp_path)
         assert "failed: RuntimeError: planted stage failure (reproduce: dfltheory report dfedsam" in text, name
     html = (tmp_path / "report.html").read_text()
     assert html.split('<h2 id="pep">', 1)[1].count('<p class="failed"') == 1
+
+
+# ------------------------------------------------------------------------------------------------ claims section
+ROOT = Path(__file__).parents[2]
+
+
+def _stored_claims():
+    return json.loads((ROOT / "docs" / "claims-full.json").read_text())
+
+
+#: what the stored full-size result must show, in the report and in the `claims` printout: each text is one key
+#: of the claims engine's result (a test that fails where a key is dropped)
+SHOWN = {
+    "verdict_study": "(study-wide: inconclusive)",  # dfedcata.topology: contradicted inside the claim
+    "the six verdicts": "paper's effect excluded",
+    "calibration": "agrees 86 %, contradicted 0 %",
+    "paper_effect": "the paper's +8.49 points",  # DFedSAM > DFedAvg
+    "p_excluded_holm": "difference >= it: Holm p 6.91e-15",
+    "p_study": "study-wide: Holm p 0.843, paper's effect excluded",
+    "inversions": "DFedCata WS over DFedCata Full -0.802 points",
+    "rho, interval (descriptive)": "+0.82 [+0.74, +0.90] (descriptive)",
+    "detectable (power)": "DFedSAM > DFedAvg 0.316 points (the paper's +8.49)",
+    "deviations": "symmetric random graph drawn k-regular",
+    "local_test_acc_mean": "own models 84.9",
+    "stale": "its stored dpsgd runs are the old order (step then mix, now dpsgd-atc)",
+    "data set group": "digits full",
+}
+
+
+def test_the_report_shows_every_key_of_the_stored_claims_result(built):
+    """docs/claims-full.json (a real result) through the report's templates: verdict and study-wide verdict,
+    calibration, the paper's effect, the inversions, power, deviations, stale rows, grouped per data set."""
+    from dfltheory.figures.render import render
+
+    out, rep, page, ver = built
+    pages = render({**rep, "claims": _stored_claims()})
+    for name, text in pages.items():
+        text = text.replace("&amp;", "&").replace("&#39;", "'").replace("&gt;", ">").replace("&lt;", "<")
+        missing = {k: v for k, v in SHOWN.items() if v not in text}
+        assert not missing, (name, missing)
+        assert ("Verdicts: agrees 10, contradicted 9, paper's effect excluded 2, underpowered 2, inconclusive 2; "
+                "study-wide (46 tests): agrees 9, contradicted 5, paper's effect excluded 2, underpowered 2, "
+                "inconclusive 7") in text
+
+
+def test_the_claims_printout_shows_every_key_of_the_stored_result():
+    from dfltheory.figures import claims as F
+
+    text = F.table(_stored_claims())
+    missing = {k: v for k, v in SHOWN.items() if v not in text}
+    assert not missing, missing
+    assert text.startswith("== digits full: m = 50 (100 for the large claims), 100 rounds, 10 seeds ==")
+    assert "dfedcata.topology (§9 Table III, §10.12, m = 100): CONTRADICTED (study-wide: inconclusive)" in text
+
+
+def test_the_claims_are_grouped_per_data_set_and_size():
+    from dfltheory.figures import claims as F
+
+    digits = _stored_claims()
+    mnist = {**digits, "plan": "mnist", "size": "cpu", "claims": digits["claims"][:1]}
+    quick = {**digits, "size": "quick", "claims": digits["claims"][:2]}
+    assert [t for t, _ in F.groups([mnist, digits, quick])] == ["digits quick", "digits full", "MNIST cpu"]
+    text = F.table([mnist, digits])
+    assert text.index("== digits full") < text.index("== MNIST cpu") and text.count("dfedsgpsm.table1 (") == 2
+    shown = F.report_section([mnist, digits])
+    assert [g["title"] for g in shown["groups"]] == ["digits full", "MNIST cpu"]
+    assert [len(g["rows"]) for g in shown["groups"]] == [len(digits["claims"]), 1]
+    assert shown["size"] == "full" and F.report_section([]) is None
+
+
+def test_the_clients_own_accuracy_is_shown_in_percent():
+    """local_test_acc (dfedsam.topology's metric) is an accuracy: in %, as test_acc, in the printout, the report and
+    the figure's scale."""
+    from dfltheory.figures import claims as F
+
+    assert F.SCALE["local_test_acc"] == F.SCALE["local_test_acc_mean"] == 100
+    assert F._mean_std({"mean": 0.8123, "std": 0.01}, "local_test_acc") == "81.23 ± 1.00"
+    row = next(c for c in _stored_claims()["claims"] if c["id"] == "dfedsam.table1")
+    own = {**row, "metric": "local_test_acc", "metric_label": "own"}
+    shown = F.report_section({"size": "full", "claims": [own]})["rows"][0]
+    assert "DFedSAM 86.1 ± 2.518" in shown["measured"] and "(own models" not in shown["measured"]
+    assert "DFedSAM 86.10 ± 2.52" in F.table({"size": "full", "claims": [own]})
