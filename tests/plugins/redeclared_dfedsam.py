@@ -33,6 +33,7 @@ builtin = plans()["dfedsam"]
 register_plan(PaperPlan("mysam", builtin.problem, builtin.step, K=builtin.K, symbols=builtin.symbols,
                         topologies=builtin.topologies, config=builtin.config, constant_of=builtin.constant_of,
                         informative_problems=builtin.informative_problems, tune=builtin.tune,
+                        proof_measure={"mysam.thm4.1": builtin.proof_measure["dfedsam.thm4.1"]},
                         targets=(Target("mysam.thm4.1", "mysam", "min", main=True),)), origin=__file__)
 register_pep_model("mysam-pep", like="dfedsam-unnormalized", theorem="mysam.thm4.1",
                    description="DFedSAM's PEP model, declared by a plugin", origin=__file__)
