@@ -264,11 +264,16 @@ def plot_claims(result: dict, paper: str, path: str | Path) -> Path:
                     ax.errorbar(x, m, yerr=sd, color=line.get_color(), capsize=3)
                 ax.fill_between(x, [a - b for a, b in zip(m, sd)], [a + b for a, b in zip(m, sd)],
                                 color=line.get_color(), alpha=0.2, linewidth=0)
-        left.set_title(f"{c['id']}: {c['verdict']}", fontsize=9)
+        left.set_title(f"{c['id']}: {verdict_text(c)}", fontsize=9)
         left.set_xlabel("round")
         left.set_ylabel(curve_metric.replace("_", " ") + (" (%)" if SCALE.get(curve_metric) == 100.0 else ""),
                         fontsize=8)
-        left.legend(fontsize=6 if len(c["arms"]) > 6 else 7, ncol=2 if len(c["arms"]) > 6 else 1)
+        if left.get_lines():
+            left.legend(fontsize=6 if len(c["arms"]) > 6 else 7, ncol=2 if len(c["arms"]) > 6 else 1)
+        else:  # a compact result: the final values only
+            left.text(0.02, 0.98, f"no per-round curves stored; {c['metric']}:\n" + "\n".join(
+                f"{a['label']} {_mean_std(a, c['metric'])}" for a in c["arms"]), transform=left.transAxes,
+                fontsize=6, va="top")
         if trends:
             _plot_trends(right, c, trends)
             continue

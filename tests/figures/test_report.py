@@ -768,3 +768,15 @@ def test_the_clients_own_accuracy_is_shown_in_percent():
     shown = F.report_section({"size": "full", "claims": [own]})["rows"][0]
     assert "DFedSAM 86.1 ± 2.518" in shown["measured"] and "(own models" not in shown["measured"]
     assert "DFedSAM 86.10 ± 2.52" in F.table({"size": "full", "claims": [own]})
+
+
+def test_a_stored_compact_result_draws_its_trends_without_curves(tmp_path):
+    """docs/claims-*.json keep no per-round curves (verify.claims.compact): the figure draws the trends against the
+    spectral gap and leaves the curves empty, titled with the verdict and the study-wide one."""
+    from dfltheory.figures import claims as F
+
+    stored = _stored_claims()
+    path = F.plot_claims(stored, "dfedcata", tmp_path / "cata.png")
+    assert path.stat().st_size > 10_000
+    assert F.verdict_text(next(c for c in stored["claims"] if c["id"] == "dfedcata.topology")) == \
+        "contradicted (study-wide: inconclusive)"
