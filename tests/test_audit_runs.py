@@ -163,6 +163,23 @@ def test_a_sweep_stopped_by_sigterm_ends_its_workers(tmp_path, monkeypatch):
     assert _gone(pids)  # before: both went on training after the sweep had gone
 
 
+def quick(job):
+    """A worker's run that ends at once."""
+    with open(job["out"], "w") as f:
+        f.write(str(os.getpid()))
+
+
+def test_a_sigterm_between_two_results_exits_quietly_with_143(tmp_path, monkeypatch):
+    """The signal may land in the caller's code while the pool's loop waits at a yield: it is a SystemExit there
+    too (it was a bare BaseException: a traceback and exit code 1)."""
+    monkeypatch.setattr(S, "_train", quick)
+    with pytest.raises(SystemExit) as stop:
+        for _ in S._parallel([{"out": str(tmp_path / name)} for name in "ab"], 2):
+            os.kill(os.getpid(), signal.SIGTERM)
+            time.sleep(5)  # the handler runs here, in the caller's frame
+    assert stop.value.code == 128 + signal.SIGTERM
+
+
 def test_a_sweep_killed_outright_takes_its_workers_with_it(tmp_path):
     """SIGKILL leaves the parent no time to clean up: the workers die with it (PR_SET_PDEATHSIG)."""
     script = textwrap.dedent(f"""

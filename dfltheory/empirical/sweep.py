@@ -69,8 +69,15 @@ def _worker_start() -> None:
         pass
 
 
-class _Stop(BaseException):
-    """SIGTERM in the parent of a pool: unwinds like Ctrl-C, so that the workers are ended first."""
+class _Stop(SystemExit):
+    """SIGTERM in the parent of a pool: unwinds like Ctrl-C, so that the workers are ended first, and exits with the
+    shell's code for SIGTERM wherever it lands (inside the pool's loop or in the caller's code between two results:
+    a SystemExit, never a traceback)."""
+
+    def __init__(self):
+        import signal
+
+        super().__init__(128 + signal.SIGTERM)
 
 
 #: the cache's format, hashed into every key: raised where a config's meaning changed, so that runs cached before are
