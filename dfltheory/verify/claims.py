@@ -36,8 +36,10 @@ target accuracy use a target every run of the claim reaches (no censored run), m
 still move in the last 20 % of the rounds by more than the effect tested is flagged ``moving``.
 
 **Calibration** (issue 34): a rule must agree with the paper's own numbers before it may contradict them.
-:func:`calibrate` feeds each claim's rule the paper's printed numbers plus the measured per-seed noise; a claim whose
-rule calls them contradicted more than :data:`CALIBRATION_LEVEL` of the time cannot be contradicted by the runs.
+:func:`calibrate` feeds each claim's rule the paper's printed numbers plus the measured per-seed noise; a part (pair or
+trend) that the rule calls contradicted on them more than :data:`CALIBRATION_LEVEL` of the time cannot be
+contradicted by the runs (it becomes inconclusive, and the claim's verdict is taken again from its parts); a part
+without paper numbers is not calibrated and keeps its call.
 Claims that test one finding (``Claim.finding``) are counted once (:func:`findings`). :func:`rejudge` applies today's
 rules to a stored result's per-seed values without training.
 
@@ -75,11 +77,12 @@ RULE = ("each pair by a two-sided t-test ('a > b'; paired over the seeds, which 
         "TOST within the claim's margin ('a = b'); 'follows the spectral gap' by a permutation test of the per-seed "
         "Spearman rho, 'does not follow it' on the inversions the paper names (one shown: agrees; all reversed: "
         "contradicted); Holm's correction at 0.05 inside a claim (each claim its own family; the study-wide Holm over "
-        "every test of the run is given beside, verdict_study); a part that is not significant is 'paper's effect "
-        "excluded' when 'difference >= the paper's printed effect' is rejected, 'underpowered' when the smallest "
+        "every test of the run is given beside, verdict_study, where an agrees, contradicted or paper's effect "
+        "excluded stands only below 0.05); a part that is not significant is 'paper's effect excluded' when "
+        "'difference >= the paper's printed effect' is rejected, 'underpowered' when the smallest "
         "effect detectable at 80 % power exceeds the paper's effect (or the margin), else inconclusive; a claim "
         "agrees when every part does, is contradicted when one part is (and the rule, fed the paper's own numbers "
-        "with the measured noise, does not call them contradicted), not testable when none could be tested")
+        "with the measured noise, does not call that part contradicted), not testable when none could be tested")
 #: metric key -> (+1 larger is better | -1 smaller is better, label)
 METRICS = {"test_acc": (1, "test accuracy (last round)"),
            "local_test_acc": (1, "the clients' own models' mean test accuracy (last round)"), "train_loss": (-1, "train loss f(x_bar) (last round)"),
@@ -1014,7 +1017,8 @@ def calibrate(claim: Claim, noise: Mapping[str, float], gaps: Mapping[str, float
     """How the claim's rule judges the paper's own numbers: ``sims`` replications of ``seeds`` values per arm, the
     paper's number plus N(0, ``noise[label]``) (independent across arms: no pairing credit), judged by
     :func:`judge` on the parts with paper numbers (``parts`` 'trends': the trends alone). Returns {"sims", "seeds",
-    one fraction per verdict}, None where the paper printed too little to judge any part (issue 34: a rule must
+    one fraction per claim verdict, "parts": per calibrated part (:func:`part_name`) the fraction of simulations
+    that call it contradicted}, None where the paper printed too little to judge any part (issue 34: a rule must
     agree with the paper's own numbers before it may contradict them)."""
     sub = _restricted(claim, set(claim.paper_values))
     if sub is not None and parts == "trends":
@@ -1023,12 +1027,26 @@ def calibrate(claim: Claim, noise: Mapping[str, float], gaps: Mapping[str, float
         return None
     rng = np.random.default_rng(seed)
     counts = dict.fromkeys(stats.VERDICTS, 0)
+    against: dict[str, int] = {}
     labels = sorted(claim.paper_values)
     for _ in range(sims):
         by = {x: {"values": (claim.paper_values[x] + noise[x] * rng.standard_normal(seeds)).tolist(),
                   "seeds": list(range(seeds)), "spectral_gap": gaps.get(x)} for x in labels}
-        counts[judge(sub, by, permutations=999)[2]] += 1
-    return {"sims": sims, "seeds": seeds, **{v: n / sims for v, n in counts.items()}}
+        pairs, trends, verdict = judge(sub, by, permutations=999)
+        counts[verdict] += 1
+        for part in pairs + trends:
+            name = part_name(part)
+            against[name] = against.get(name, 0) + (part["verdict"] == "contradicted")
+    return {"sims": sims, "seeds": seeds, **{v: n / sims for v, n in counts.items()},
+            "parts": {k: n / sims for k, n in against.items()}}
+
+
+def part_name(part: Mapping) -> str:
+    """A part of a claim's result by name: 'a > b' for a pair, 'trend of <metric> (<relation>) over <arms>' for a
+    trend (how :func:`calibrate`'s "parts" names them)."""
+    if "a" in part:
+        return f"{part['a']} {part['relation']} {part['b']}"
+    return f"trend of {part['metric']} ({part['relation']}) over {', '.join(part['arms'])}"
 
 
 def measured_noise(claim: Claim, arms: Sequence[Mapping]) -> dict[str, float]:
@@ -1070,9 +1088,11 @@ def evaluate(claim: Claim, size: ClaimSize, results: Mapping[str, dict], device:
 
 def verdicts(claim: Claim, arms: Sequence[Mapping]) -> dict:
     """{"pairs", "trends", "verdict", "calibration", "reason"} of ``claim`` from its finished arms (per-seed values,
-    seeds, spectral gaps, movements): :func:`judge`, each pair's 'still moving' flag, and the calibration guard (a
-    'contradicted' that the rule also gives the paper's own numbers more than :data:`CALIBRATION_LEVEL` of the time
-    becomes inconclusive)."""
+    seeds, spectral gaps, movements): :func:`judge`, each pair's 'still moving' flag, and the calibration guard, part
+    by part: a contradicted part that the rule also calls contradicted on the paper's own numbers more than
+    :data:`CALIBRATION_LEVEL` of the time becomes inconclusive (``calibration_contradicted``: that fraction), and
+    the claim's verdict is taken again from its parts; a part the calibration does not cover (no paper numbers)
+    keeps its call."""
     by = {a["label"]: {"values": a["values"] if a["mean"] is not None else None, "seeds": a["seeds"],
                        "spectral_gap": a.get("spectral_gap")} for a in arms}
     pairs, trends, verdict = judge(claim, by)
@@ -1084,11 +1104,18 @@ def verdicts(claim: Claim, arms: Sequence[Mapping]) -> dict:
     seeds = max((len(a["seeds"]) for a in arms), default=2)
     calib = calibrate(claim, measured_noise(claim, arms), {a["label"]: a.get("spectral_gap") for a in arms},
                       seeds=max(2, seeds))
-    note = ""
-    if verdict == "contradicted" and calib is not None and calib["contradicted"] > CALIBRATION_LEVEL:
-        verdict = "inconclusive"
-        note = (f"the rule calls the paper's own numbers (with the measured noise) contradicted in "
-                f"{100 * calib['contradicted']:.0f} % of {calib['sims']} simulations: it may not contradict them")
+    notes = []
+    rates = (calib or {}).get("parts", {})
+    for part in pairs + trends:
+        rate = rates.get(part_name(part))
+        if part["verdict"] == "contradicted" and rate is not None and rate > CALIBRATION_LEVEL:
+            part.update(verdict="inconclusive", calibration_contradicted=rate)
+            notes.append(f"{part_name(part)}: the rule calls the paper's own numbers (with the measured noise) "
+                         f"contradicted in {100 * rate:.0f} % of {calib['sims']} simulations: it may not contradict "
+                         "them")
+    if notes:
+        verdict = stats.claim_verdict([p["verdict"] for p in pairs + trends])
+    note = "; ".join(notes)
     why = reason(verdict, pairs, trends, claim.metric)
     return {"pairs": pairs, "trends": trends, "verdict": verdict, "calibration": calib,
             "reason": "; ".join(x for x in (why if verdict != "agrees" or not note else "", note) if x) or why}
@@ -1165,12 +1192,14 @@ def findings(rows: Sequence[Mapping]) -> list[dict]:
 
 def study_wide(rows: Sequence[dict]) -> dict:
     """The family-wise policy across claims (:mod:`dfltheory.verify.stats`): Holm over the deciding p-value of every
-    part of every claim; each part gets ``p_study`` and ``verdict_study``, each claim ``verdict_study``. Returns
+    part of every claim (:func:`stats.deciding_p`: a "paper's effect excluded" by its test of the paper's effect);
+    each part gets ``p_study`` and ``verdict_study`` (:func:`stats.study_verdict`: agrees, contradicted and excluded
+    stand only below 0.05), each claim ``verdict_study``. Returns
     {"tests": how many, "policy"}."""
     parts = [p for r in rows for p in list(r["pairs"]) + list(r["trends"]) if stats.deciding_p(p) is not None]
     adjusted = stats.holm([stats.deciding_p(p) for p in parts]) if parts else []
     for p, q in zip(parts, adjusted):
-        p.update(p_study=q, verdict_study=stats.study_verdict(p["verdict"], q))
+        p.update(p_study=q, verdict_study=stats.study_verdict(p["verdict"], q, part=p))
     for r in rows:
         own = [p.get("verdict_study", p["verdict"]) for p in list(r["pairs"]) + list(r["trends"])]
         r["verdict_study"] = r["verdict"] if r["verdict"] not in stats.DECIDED else stats.claim_verdict(own)

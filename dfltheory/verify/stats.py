@@ -35,7 +35,11 @@ parts are not testable (an arm diverged, a target no run reaches); else *paper's
 **Family-wise policy.** Each claim is one family: Holm at ``ALPHA`` over its tests, as each paper states each claim
 on its own. Across the claims of one run, :func:`holm` over the deciding p-value of every part of every claim gives
 each part and claim a *study-wide* verdict (``verdict_study``): a call that survives it is one of the run's
-family-wise 5 % (at most a 5 % chance that any call of the whole run is wrong under the nulls).
+family-wise 5 % (at most a 5 % chance that any call of the whole run is wrong under the nulls). The calls it can
+overturn (:data:`DECIDED`) are every rejection: *agrees* and *contradicted* (deciding p: the t-test or TOST, the test
+beyond the margin for a contradicted 'a = b', a trend's own p) and *paper's effect excluded* (deciding p: the
+one-sided p of 'true d >= e'); an overturned agrees or contradicted becomes *inconclusive*, an overturned excluded
+*underpowered* or *inconclusive* as the part's power gives (:func:`open_verdict`).
 """
 
 from __future__ import annotations
@@ -50,7 +54,7 @@ POWER = 0.8  # the power of the smallest detectable effect
 PERMUTATIONS = 20000  # Monte Carlo permutations of a trend test
 EXCLUDED, UNDERPOWERED = "paper's effect excluded", "underpowered"
 VERDICTS = ("agrees", "contradicted", EXCLUDED, UNDERPOWERED, "inconclusive", "not testable here")
-DECIDED = ("agrees", "contradicted")  # the calls a study-wide correction can overturn
+DECIDED = ("agrees", "contradicted", EXCLUDED)  # the calls (each a rejection) a study-wide correction can overturn
 
 
 def _t():
@@ -176,19 +180,31 @@ def pair_verdict(test: dict, relation: str, p_adjusted: float, p_beyond_adjusted
 
 def deciding_p(part: dict) -> float | None:
     """The raw p-value of the test that made (or would make) a part's call: the t-test or TOST, the test of a
-    difference beyond the margin for a contradicted 'a = b', a trend's own p (None: not tested)."""
+    difference beyond the margin for a contradicted 'a = b', the one-sided test of 'true d >= the paper's effect'
+    for a 'paper's effect excluded', a trend's own p (None: not tested)."""
     if part.get("verdict") == "not testable here":
         return None
     if part.get("relation") == "=" and part.get("verdict") == "contradicted" and "p_beyond" in part:
         return part["p_beyond"]
+    if part.get("verdict") == EXCLUDED and "p_excluded" in part:
+        return part["p_excluded"]
     return part.get("p", part.get("p_value"))
 
 
-def study_verdict(verdict: str, p_study: float | None, alpha: float = ALPHA) -> str:
-    """A part's verdict under the study-wide correction: an 'agrees' or 'contradicted' call stands only where its
-    study-wide Holm p is below ``alpha``; every other verdict is kept."""
+def open_verdict(part: dict) -> str:
+    """The verdict of a '>' pair that shows nothing: *underpowered* where its smallest detectable effect exceeds the
+    paper's effect, else *inconclusive* (no paper's effect: inconclusive)."""
+    effect, mde = part.get("paper_effect"), part.get("detectable")
+    return UNDERPOWERED if effect is not None and mde is not None and mde > effect else "inconclusive"
+
+
+def study_verdict(verdict: str, p_study: float | None, alpha: float = ALPHA, part: dict | None = None) -> str:
+    """A part's verdict under the study-wide correction: a call of :data:`DECIDED` ('agrees', 'contradicted',
+    "paper's effect excluded") stands only where its study-wide Holm p (of :func:`deciding_p`) is below ``alpha``;
+    an overturned 'agrees' or 'contradicted' becomes 'inconclusive', an overturned excluded the part's
+    :func:`open_verdict` (``part``: the part's test; None: inconclusive); every other verdict is kept."""
     if verdict in DECIDED and (p_study is None or p_study >= alpha):
-        return "inconclusive"
+        return open_verdict(part) if verdict == EXCLUDED and part is not None else "inconclusive"
     return verdict
 
 

@@ -500,6 +500,29 @@ def test_no_rule_contradicts_the_papers_own_numbers():
     assert "may not contradict them" in out["reason"]
 
 
+def test_the_calibration_guard_voids_only_the_part_it_calibrates():
+    """The guard works part by part: a contradiction from a part without paper numbers (not calibrated) stands
+    although another part's rule contradicts the paper's own numbers; that part alone becomes inconclusive, with
+    its calibration rate, and the claim's verdict is taken again from its parts (the guard used to void the whole
+    claim's contradiction)."""
+    rows = {r["id"]: r for r in _stored()["claims"]}
+    table1 = next(c for c in C.CLAIMS.values() if c.id == "dfedcata.table1")
+    bad = replace(table1, pairs=(("DFedAvg", ">", "DFedCata"), ("DFedSAM", ">", "DFedCata")),
+                  paper_values={k: v for k, v in table1.paper_values.items() if k != "DFedSAM"})
+    arms = [{"label": a["label"], "values": a["values"], "seeds": a["seeds"], "mean": a["mean"], "std": a["std"],
+             "movement": None} for a in rows["dfedcata.table1"]["arms"]]
+    out = C.verdicts(bad, arms)
+    avg, sam = out["pairs"]
+    assert out["verdict"] == "contradicted" and sam["verdict"] == "contradicted" and avg["verdict"] == "inconclusive"
+    assert avg["calibration_contradicted"] > 0.9 and "calibration_contradicted" not in sam
+    assert set(out["calibration"]["parts"]) == {"DFedAvg > DFedCata"}  # DFedSAM has no paper number
+    assert out["calibration"]["parts"]["DFedAvg > DFedCata"] > 0.9
+    assert "DFedAvg > DFedCata: the rule calls the paper's own numbers" in out["reason"]
+    assert "DFedSAM > DFedCata: contradicted" in out["reason"]
+    study = C.study_wide([{"id": "x", **out}])  # the voided part is no call study-wide either
+    assert study["tests"] == 2 and avg["verdict_study"] == "inconclusive" and sam["verdict_study"] == "contradicted"
+
+
 def test_rejudged_docs_split_inconclusive_and_count_one_finding_once():
     """The stored full-size result judged by today's rules (docs/claims-full.json is rejudge's output): DFedSAM -
     DFedAvg +0.13 points excludes the paper's +8.49; SGP - D-PSGD is underpowered for the paper's +0.19;
@@ -518,6 +541,11 @@ def test_rejudged_docs_split_inconclusive_and_count_one_finding_once():
                                                                         "dfedsgpsm.table1"}
     assert all(r["verdict_study"] in S.VERDICTS for r in rows.values())
     assert result["family_wise"]["tests"] > 40
+    fresh = [p for r in rows.values() if r["rejudged"] for p in r["pairs"] + r["trends"]
+             if S.deciding_p(p) is not None]
+    assert [p["p_study"] for p in fresh] == pytest.approx(S.holm([S.deciding_p(p) for p in fresh]))
+    excluded = [p for p in fresh if p["verdict"] == S.EXCLUDED]  # judged study-wide by their test of the effect
+    assert len(excluded) == 3 and all(p["p_study"] < 0.05 and p["verdict_study"] == S.EXCLUDED for p in excluded)
     again = C.rejudge(result)  # judging the judged result again changes no verdict
     assert [r["verdict"] for r in again["claims"]] == [r["verdict"] for r in result["claims"]]
 

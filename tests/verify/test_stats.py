@@ -142,9 +142,34 @@ def test_inversions_decide_does_not_follow_the_gap():
 
 def test_study_wide_correction_keeps_only_calls_below_its_level():
     assert S.study_verdict("agrees", 0.01) == "agrees" and S.study_verdict("contradicted", 0.2) == "inconclusive"
-    assert S.study_verdict(S.EXCLUDED, 0.9) == S.EXCLUDED and S.study_verdict("agrees", None) == "inconclusive"
+    assert S.study_verdict("agrees", None) == "inconclusive" and S.study_verdict(S.UNDERPOWERED, 0.9) == S.UNDERPOWERED
     eq = {"relation": "=", "verdict": "contradicted", "p": 0.9, "p_beyond": 0.001}
     assert S.deciding_p(eq) == 0.001 and S.deciding_p({"verdict": "agrees", "p_value": 0.02}) == 0.02
+
+
+def test_study_wide_correction_judges_the_papers_effect_excluded_by_its_own_test():
+    """'Paper's effect excluded' is a rejection too: its deciding p is the one-sided p of 'true d >= e' (not the
+    two-sided t-test's), it stands only where that survives the study-wide Holm, and an excluded that does not
+    falls back to underpowered (detectable effect above the paper's) or inconclusive."""
+    excl = {"relation": ">", "verdict": S.EXCLUDED, "p": 0.64, "p_excluded": 1e-9, "paper_effect": 0.08,
+            "detectable": 0.01}
+    assert S.deciding_p(excl) == 1e-9 and S.EXCLUDED in S.DECIDED
+    assert S.deciding_p({**excl, "verdict": "inconclusive"}) == 0.64  # the t-test where nothing was excluded
+    assert S.study_verdict(S.EXCLUDED, 0.01, part=excl) == S.EXCLUDED
+    assert S.study_verdict(S.EXCLUDED, 0.2, part=excl) == "inconclusive"
+    assert S.study_verdict(S.EXCLUDED, 0.2, part={**excl, "detectable": 0.1}) == S.UNDERPOWERED
+    assert S.study_verdict(S.EXCLUDED, None, part=excl) == "inconclusive"
+    # a planted run: one excluded part (p_excluded 0.0007) survives Holm over 40 tests, not over 100
+    a, b = np.array([1.0, 1.1, 0.9, 1.05, 0.95]), np.array([1.0, 1.08, 0.93, 1.02, 0.97])
+    t = S.pair_test(a, b, ">", pair=True, paper_effect=0.09)
+    assert 0.05 / 100 < t["p_excluded"] < 0.05 / 40 and t["p"] == 1.0
+    v = S.pair_verdict(t, ">", t["p"], None, 1, p_excluded_adjusted=t["p_excluded"])
+    part = {**t, **v, "relation": ">"}
+    assert part["verdict"] == S.EXCLUDED
+    adjusted = S.holm([S.deciding_p(part)] + [0.5] * 39)
+    assert S.study_verdict(part["verdict"], adjusted[0], part=part) == S.EXCLUDED
+    adjusted = S.holm([S.deciding_p(part)] + [0.5] * 99)  # 100 tests: 100 * p_excluded > 0.05
+    assert S.study_verdict(part["verdict"], adjusted[0], part=part) == "inconclusive"  # detectable < 0.09
 
 
 def test_paired_test_is_the_t_test_of_the_differences_and_keeps_its_level():
