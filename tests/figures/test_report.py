@@ -699,12 +699,12 @@ def _stored_claims():
 #: what the stored full-size result must show, in the report and in the `claims` printout: each text is one key
 #: of the claims engine's result (a test that fails where a key is dropped)
 SHOWN = {
-    "verdict_study": "(study-wide: inconclusive)",  # dfedcata.topology: contradicted inside the claim
+    "verdict_study": "(study-wide: inconclusive)",  # dfedpgp.personal: contradicted inside the claim
     "the six verdicts": "paper's effect excluded",
     "calibration": "agrees 86 %, contradicted 0 %",
     "paper_effect": "the paper's +8.49 points",  # DFedSAM > DFedAvg
     "p_excluded_holm": "difference >= it: Holm p 6.91e-15",
-    "p_study": "study-wide: Holm p 0.843, paper's effect excluded",
+    "p_study": "study-wide: Holm p 1.06e-13, paper's effect excluded",
     "inversions": "DFedCata WS over DFedCata Full -0.802 points",
     "rho, interval (descriptive)": "+0.82 [+0.74, +0.90] (descriptive)",
     "detectable (power)": "DFedSAM > DFedAvg 0.316 points (the paper's +8.49)",
@@ -727,8 +727,8 @@ def test_the_report_shows_every_key_of_the_stored_claims_result(built):
         missing = {k: v for k, v in SHOWN.items() if v not in text}
         assert not missing, (name, missing)
         assert ("Verdicts: agrees 10, contradicted 9, paper's effect excluded 2, underpowered 2, inconclusive 2; "
-                "study-wide (46 tests): agrees 9, contradicted 5, paper's effect excluded 2, underpowered 2, "
-                "inconclusive 7") in text
+                "study-wide (46 tests): agrees 9, contradicted 6, paper's effect excluded 2, underpowered 2, "
+                "inconclusive 6") in text
 
 
 def test_the_claims_printout_shows_every_key_of_the_stored_result():
@@ -738,7 +738,7 @@ def test_the_claims_printout_shows_every_key_of_the_stored_result():
     missing = {k: v for k, v in SHOWN.items() if v not in text}
     assert not missing, missing
     assert text.startswith("== digits full: m = 50 (100 for the large claims), 100 rounds, 10 seeds ==")
-    assert "dfedcata.topology (§9 Table III, §10.12, m = 100): CONTRADICTED (study-wide: inconclusive)" in text
+    assert "dfedcata.topology (§9 Table III, §10.12, m = 100): CONTRADICTED\n" in text + "\n"
 
 
 def test_the_claims_are_grouped_per_data_set_and_size():
@@ -778,5 +778,5 @@ def test_a_stored_compact_result_draws_its_trends_without_curves(tmp_path):
     stored = _stored_claims()
     path = F.plot_claims(stored, "dfedcata", tmp_path / "cata.png")
     assert path.stat().st_size > 10_000
-    assert F.verdict_text(next(c for c in stored["claims"] if c["id"] == "dfedcata.topology")) == \
+    assert F.verdict_text(next(c for c in stored["claims"] if c["id"] == "dfedpgp.personal")) == \
         "contradicted (study-wide: inconclusive)"
