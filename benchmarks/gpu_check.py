@@ -151,10 +151,14 @@ def main() -> int:
     args = ap.parse_args()
     if not 0 < args.budget < float("inf"):  # NaN fails too
         ap.error(f"--budget must be a positive number of seconds, got {args.budget}")
+    from dfltheory.paths import output_dir
+
+    try:  # a file of that name, a file on the way or an unwritable place: one line, before any step runs
+        out = output_dir(args.out, "--out")
+    except ValueError as err:
+        ap.error(str(err))
     import torch
 
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
     result: dict = {"date": time.strftime("%Y-%m-%d %H:%M:%S"), "torch": torch.__version__, "steps": {}}
     if not torch.cuda.is_available():
         say("no CUDA device here: nothing to check (exit 0)")

@@ -45,3 +45,16 @@ def _with_func(parser, func):
 
     parser.parse_args = parse_args
     return parser
+
+
+def test_the_gpu_check_refuses_an_unusable_out_in_one_line(tmp_path):
+    """`benchmarks/gpu_check.py --out` naming a file, or a place that cannot be created: one line, exit 2, before any
+    step (it was a traceback from mkdir)."""
+    import pathlib
+
+    script = pathlib.Path(__file__).parent.parent / "benchmarks" / "gpu_check.py"
+    (tmp_path / "f").write_text("")
+    for out in (tmp_path / "f", tmp_path / "f" / "below"):
+        r = subprocess.run([sys.executable, str(script), "--out", str(out)], capture_output=True, text=True,
+                           timeout=120)
+        assert r.returncode == 2 and "Traceback" not in r.stderr and "--out" in r.stderr.splitlines()[-1], r.stderr
