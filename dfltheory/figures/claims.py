@@ -13,6 +13,18 @@ import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+
+#: the note under a claims table below the faithful size
+SMALL = ("This is a smaller size than the papers' (fewer clients, rounds and seeds): a verdict here can be an "
+         "artifact of the size. The faithful size (`dfltheory claims --size full`: m = 50 and 100, 100 rounds, "
+         "10 seeds) has its results in docs/claims.md; where the two differ, read that one.")
+
+
+def small_note(size: str | None) -> str:
+    """:data:`SMALL` for a claims size below the faithful one, else ''."""
+    return "" if size in ("full", "gpu") else SMALL
+
+
 #: accuracy in % (the metric, the clients' own models' accuracy, and its recorded curve)
 SCALE = {"test_acc": 100.0, "local_test_acc": 100.0, "local_test_acc_mean": 100.0, "train_loss": 1.0}
 PERCENT = ("test_acc", "local_test_acc")
@@ -139,7 +151,6 @@ def table(results: Mapping | Sequence[Mapping]) -> str:
     """One block per claim, grouped per data set and size: id, section, verdict (the study-wide beside), the paper's
     statement and number, each arm's mean ± std (and the clients' own models'), each pair's and trend's test with the
     paper's effect, the claim's power and calibration, the reason, the deviations and a stale stored verdict."""
-    from dfltheory.figures.render import small_note
 
     out = []
     for title, result in groups(results):
@@ -189,7 +200,7 @@ def report_section(results: Mapping | Sequence[Mapping] | None) -> dict | None:
     (:func:`groups`) with its rows (statement, paper's number, each arm's mean ± std and own models, each part's test
     with the paper's effect and the study-wide verdict, power and calibration, verdict, why, deviations), the counts
     over the six verdicts; the first group's size, rule, figures and partition at the top."""
-    from dfltheory.figures.render import duration, num, small_note
+    from dfltheory.figures.format import duration, num
     from dfltheory.verify.claims import trend_text
     from dfltheory.verify.stats import VERDICTS
 

@@ -220,17 +220,6 @@ def _failed_row(r: Mapping, **shown) -> dict:
             "error": r.get("error", ""), "command": r.get("command", "")}
 
 
-#: the note under a claims table below the faithful size
-SMALL = ("This is a smaller size than the papers' (fewer clients, rounds and seeds): a verdict here can be an "
-         "artifact of the size. The faithful size (`dfltheory claims --size full`: m = 50 and 100, 100 rounds, "
-         "10 seeds) has its results in docs/claims.md; where the two differ, read that one.")
-
-
-def small_note(size: str | None) -> str:
-    """:data:`SMALL` for a claims size below the faithful one, else ''."""
-    return "" if size in ("full", "gpu") else SMALL
-
-
 def _claims(claims) -> dict | None:
     """The papers' experimental claims, one group per data set and size
     (:func:`dfltheory.figures.claims.report_section`, which the ``claims`` command's table shares)."""
