@@ -22,9 +22,10 @@ def plot_label_counts(counts, ax=None, title: str | None = None):
     import matplotlib
 
     counts = np.asarray(counts)
-    if counts.ndim != 2 or not counts.size or (counts < 0).any():
-        raise ValueError(f"counts must be a non-empty (clients, classes) array of counts >= 0, got shape "
-                         f"{counts.shape}")
+    if (counts.dtype.kind not in "iuf" or counts.ndim != 2 or not counts.size or not np.isfinite(counts).all()
+            or (counts < 0).any()):
+        raise ValueError(f"counts must be a non-empty (clients, classes) array of finite counts >= 0, got "
+                         f"{counts.dtype} of shape {counts.shape}")
     ax = axes_or_new(ax)
     m, classes = counts.shape
     cmap = matplotlib.colormaps["tab10" if classes <= 10 else "tab20" if classes <= 20 else "viridis"]

@@ -77,3 +77,10 @@ def test_plot_partition_refuses_bad_input_in_one_line(tmp_path, capsys, args, me
     assert cli.main(["plot", "partition", *args, "--out", str(tmp_path / "f.png")]) == 2
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and err.startswith("dfltheory plot: error: ") and message in err, err
+
+
+@pytest.mark.parametrize("counts", [[["a", "b"]], [[1.0, float("nan")]], [[1, -1]], None, [[]], [1, 2]])
+def test_label_counts_that_are_not_counts_are_refused_by_name(counts):
+    """Strings (a TypeError from numpy before), NaN (drawn silently before), negatives, nothing, one dimension."""
+    with pytest.raises(ValueError, match="counts must be a non-empty .* array of finite counts >= 0"):
+        plot_label_counts(counts)
