@@ -134,6 +134,9 @@ def slug(heading: str) -> str:
 
 def duration(seconds: float) -> str:
     """``0.4 s``, ``12 s``, ``3 min 44 s``, ``14 min``."""
-    if seconds < 60:
-        return f"{seconds:.0f} s" if seconds >= 1 else f"{seconds:.1f} s"
-    return f"{seconds / 60:.0f} min" if seconds >= 600 else f"{int(seconds // 60)} min {seconds % 60:.0f} s"
+    if seconds < 1:
+        return f"{seconds:.1f} s"
+    whole = round(seconds)  # rounded once, so that 299.7 s reads 5 min 0 s, never 4 min 60 s
+    if whole < 60:
+        return f"{whole} s"
+    return f"{round(whole / 60)} min" if whole >= 600 else f"{whole // 60} min {whole % 60} s"

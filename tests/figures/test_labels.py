@@ -10,6 +10,8 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 import dfltheory.figures as figures
 from dfltheory.figures import report
@@ -72,3 +74,17 @@ def test_report_figures_label_both_axes(tmp_path, monkeypatch):
     names = report.figures(tmp_path, training, {"topology": SWEEP, "rate": RATE})
     assert set(drawn) == set(names) and len(names) == 5
     assert {name: bad for name, bad in drawn.items() if bad} == {}
+
+
+@given(st.floats(0, 10**5))
+def test_a_duration_reads_as_whole_minutes_and_seconds(seconds):
+    """Never '4 min 60 s' (299.7 s was written so at the end of a report) nor '60 s'."""
+    from dfltheory.figures.format import duration
+
+    text = duration(seconds)
+    parts = text.split()
+    if "min" in parts and len(parts) == 4:
+        assert 1 <= int(parts[0]) <= 9 and 0 <= int(parts[2]) <= 59, text
+    elif parts[-1] == "s":
+        assert float(parts[0]) < 60, text
+    assert duration(299.7) == "5 min 0 s" and duration(59.7) == "1 min 0 s"
