@@ -306,14 +306,22 @@ def _torchvision_download(name, staging: Path, timeout: float) -> Path:
     import torchvision.datasets
 
     folder = _source(name).folder
+    with _torchvision_call(timeout):
+        getattr(torchvision.datasets, folder)(str(staging), train=True, download=True)
+    return staging / folder / "raw"
+
+
+@contextlib.contextmanager
+def _torchvision_call(timeout: float):
+    """A torchvision data set call: its sockets time out after ``timeout`` seconds (restored after), and its
+    progress, which it prints on stdout, goes to stderr."""
     old = socket.getdefaulttimeout()
     socket.setdefaulttimeout(timeout)
     try:
-        with contextlib.redirect_stdout(sys.stderr):  # torchvision prints its progress on stdout
-            getattr(torchvision.datasets, folder)(str(staging), train=True, download=True)
+        with contextlib.redirect_stdout(sys.stderr):
+            yield
     finally:
         socket.setdefaulttimeout(old)
-    return staging / folder / "raw"
 
 
 def _npm_pack(spec: str, staging: Path) -> Path:
@@ -422,10 +430,8 @@ def _ensure_torchvision_only(name, root: Path, download: bool, timeout: float) -
     import torchvision.datasets
 
     cls = getattr(torchvision.datasets, TORCHVISION_ONLY[name])
-    old = socket.getdefaulttimeout()
-    socket.setdefaulttimeout(timeout)
     try:
-        with contextlib.redirect_stdout(sys.stderr):
+        with _torchvision_call(timeout):
             for train in (True, False):
                 cls(str(root), train=train, download=download)
     except (RuntimeError, OSError) as err:
@@ -435,6 +441,4 @@ def _ensure_torchvision_only(name, root: Path, download: bool, timeout: float) -
                                 "reach torchvision's mirrors, or put its files there") from None
         raise FileNotFoundError(f"{name} is missing or damaged under {root}; pass --download (torchvision's "
                                 "mirrors), or give --data-root DIR where torchvision's files are") from None
-    finally:
-        socket.setdefaulttimeout(old)
     return root
