@@ -524,23 +524,19 @@ def verify_paper(plan: PaperPlan, targets: Sequence[Target], size: Size, cache: 
                 judged.append((plan.proof_measure[target.theorem], True))
             for measure, is_proof in judged:
                 est = M.expectation(measure, terms)
-                v = verdict(thm, est, vals)
-                v.update(trivial_fields(inst.trivial[target.measure], terms, v, thm.big_o))
+                v = judged_verdict(thm, est, vals, inst.trivial[target.measure], terms, measure, is_proof)
                 note = inst.note
                 if measure == "min":
                     note = (note + "; " if note else "") + "interval of the mean at the minimizing round"
                 if v["verdict"] == "violated":
                     note = (note + "; " if note else "") + f"counter-example: {job.command} (seeds 0..{size.seeds - 1})"
                 note = "; ".join(n for n in (v.pop("note", ""), note) if n)
-                verdicts.append({**base, **v, "measured": est.mean, "ci": [est.low, est.high],
+                verdicts.append({**base, **v,
                                  "variant": thm.variant + (" (judged on the proof's functional)" if is_proof else ""),
-                                 "functional": functional(measure, is_proof), "proof_functional": is_proof,
+                                 "proof_functional": is_proof,
                                  "instance_rationale": f"bound-holds grid: {plan.problem}, {label} (the largest step "
                                  "every target's conditions admit on every topology, or the fraction named)",
-                                 "term_shares": shares(thm, vals) if v.get("bound") is not None else {},
-                                 "c_star": {**c_star(v.get("bound"), {"training": est.low}), "lower": est.low},
-                                 "estimate": est.to_dict(), "values": _for(thm, vals), "kinds": _kinds(thm, inst),
-                                 "note": note})
+                                 "values": _for(thm, vals), "kinds": _kinds(thm, inst), "note": note})
             if primary:
                 overlays.append({"theorem": target.theorem, "topology": topo.label, "constants": family,
                                  "main": target.main, **overlay(thm, target.measure, terms, vals)})
@@ -769,6 +765,20 @@ def functional(measure: str, proof: bool = False) -> str:
     return f"{text} (the proof's left-hand side)" if proof else text
 
 
+def judged_verdict(thm, est, values: Mapping[str, float], level, terms: np.ndarray, measure: str,
+                   is_proof: bool) -> dict:
+    """:func:`verdict` of ``thm`` on the estimate ``est`` of functional ``measure`` with its trivial level, and the
+    evidence every verdict carries: the measured mean, interval and estimate, the functional judged, the terms'
+    shares of the bound and ``c_star`` by training (bound / the interval's lower end). The one place the bound-holds
+    grid and the informative runs judge a theorem."""
+    v = verdict(thm, est, values)
+    v.update(trivial_fields(level, terms, v, thm.big_o))
+    return {**v, "measured": est.mean, "ci": [est.low, est.high], "estimate": est.to_dict(),
+            "functional": functional(measure, is_proof),
+            "term_shares": shares(thm, values) if v.get("bound") is not None else {},
+            "c_star": {**c_star(v.get("bound"), {"training": est.low}), "lower": est.low}}
+
+
 def informative_verdicts(thms: Sequence, terms: np.ndarray, measure: str, values: Mapping[str, float], step: str,
                          eta: float, T_run: int, level, proof: Mapping[str, str] | None = None) -> list[dict]:
     """The verdict of each theorem of ``thms`` on the replicated runs' ``terms`` at horizon ``T_run`` with step
@@ -778,8 +788,6 @@ def informative_verdicts(thms: Sequence, terms: np.ndarray, measure: str, values
     ``functional``, ``term_shares`` and ``c_star`` by training (bound / the interval's lower end); the curve is the
     running functional and the bound over T in [T_run / 10, T_run] at the step fixed. (The slopes of issue 21 are
     dropped, issue 33 item 5: a running average's -1 slope is a transient over T, not a rate; ``at_end`` is ``at``.)"""
-    from dfltheory.verify.mutations import c_star, shares
-
     out = []
     Ts = np.unique(np.geomspace(max(T_run // 10, 1), T_run, 24).astype(int))
     for thm in thms:
@@ -787,12 +795,8 @@ def informative_verdicts(thms: Sequence, terms: np.ndarray, measure: str, values
         judged = [(measure, False)] + ([(proof[thm.id], True)] if proof and thm.id in proof else [])
         for name, is_proof in judged:
             est = M.expectation(name, terms, T_run)
-            v = verdict(thm, est, {**vals, "T": T_run})
-            v.update(trivial_fields(level, terms[:, :T_run], v, thm.big_o))
-            at_T = {**v, "T": T_run, "measured": est.mean, "ci": [est.low, est.high], "estimate": est.to_dict(),
-                    "functional": functional(name, is_proof),
-                    "term_shares": shares(thm, {**vals, "T": T_run}) if v.get("bound") is not None else {},
-                    "c_star": {**c_star(v.get("bound"), {"training": est.low}), "lower": est.low}}
+            at_T = {**judged_verdict(thm, est, {**vals, "T": T_run}, level, terms[:, :T_run], name, is_proof),
+                    "T": T_run}
             running = M.running(name, terms[:, :T_run].mean(0))
             bound = np.asarray(thm.evaluate(**{**vals, "T": Ts.astype(float)}), dtype=float) * np.ones(len(Ts))
             ok = np.asarray(thm.valid("all", **{**vals, "T": Ts.astype(float)})) & np.isfinite(bound)
