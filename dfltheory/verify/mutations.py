@@ -197,6 +197,8 @@ def mutation_tables(informative: list[dict], pep_T: tuple[int, ...] = (4,)) -> l
     out = []
     for entry in informative:
         thm = get(entry["theorem"])
+        if thm.big_o and entry.get("T_star_of") and entry["T_star_of"] != thm.id:
+            thm = get(entry["T_star_of"])  # an O(.) main theorem: the explicit variant whose T* set the run is judged
         instruments, note = {}, []
         verdicts = [v for v in entry.get("verdicts", ()) if v["theorem"] == thm.id]
         judge = entry.get("_judge")

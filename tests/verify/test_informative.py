@@ -298,3 +298,45 @@ def test_a_step_taken_inside_an_admissible_interval_lies_in_it(low, width, low_c
     high = low * (1 + width)
     lo, hi = inside(low, high, low_closed, high_closed)
     assert low <= lo <= hi <= high
+
+
+def test_smaller_steps_are_candidates_only_where_the_bound_stays_informative_and_the_sharpest_is_kept(tmp_path):
+    """Issue 33 item 5: each instance is trained at the bound's best step and at fractions of it
+    (:data:`H.STEP_FRACTIONS`) where the bound stays below the trivial level; :func:`H.finish_informative` keeps
+    the pair where bound / measured is smallest and says which step it is."""
+    from dataclasses import replace
+
+    from dfltheory.bounds import get
+
+    plan = plans()["dfedsgpsm"]
+    size = replace(H.SIZES["default"], topologies=1)
+    chosen = H.resolve_targets(["dfedsgpsm.thm1"])
+    rows, _ = H.horizon_rows(chosen, size)["dfedsgpsm"]
+    (entry,) = H.informative(plan, chosen["dfedsgpsm"], size, rows, tmp_path)
+    cands = entry["candidates"]
+    assert cands[0]["step_fraction"] == 1.0 and {c["step_fraction"] for c in cands} > {1.0}
+    assert sum(c["T_run"] for c in cands[1:]) <= size.budget
+    thm = get(entry["theorem"])
+    for c in cands:
+        thms, measure, values, step, eta, T_run, level, _ = c["judge"]
+        best = next(d for d in cands if (d["problem"], d["topology"], d["step_fraction"])
+                    == (c["problem"], c["topology"], 1.0))
+        assert eta == pytest.approx(best["step"] * c["step_fraction"], rel=1e-12)
+        assert H._informative_at(thm, {**H._for(thm, values), step: eta, "T": T_run}, level)
+    # planted measurements on the first instance's steps: the same terms everywhere, so the smallest bound (the
+    # bound's best step) is sharpest; then measured values growing faster than 1/step make a smaller step sharper
+    entry["candidates"] = cands = [c for c in cands if (c["problem"], c["topology"])
+                                   == (cands[0]["problem"], cands[0]["topology"])]
+    def planted(c, value):  # a first round above every level (the runs' own maximum joins the numeric supremum)
+        terms = np.full((entry["seeds"], c["T_run"]), value)
+        terms[:, 0] = 10.0
+        return terms, 1.0
+
+    flat = [planted(c, 0.01) for c in cands]
+    kept = H.finish_informative(entry, flat)
+    assert kept["step_fraction"] == 1.0 and "the step that minimises the bound" in kept["instance_rationale"]
+    scaled = [planted(c, 0.01 / c["step_fraction"] ** 1.5) for c in cands]
+    kept = H.finish_informative(entry, scaled)
+    ratios = {r["step_fraction"]: r["ratio"] for r in kept["candidates"]}
+    assert kept["step_fraction"] < 1.0 and ratios[kept["step_fraction"]] == min(ratios.values())
+    assert f"{kept['step_fraction']:g} x the step that minimises the bound" in kept["instance_rationale"]
