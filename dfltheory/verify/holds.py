@@ -637,12 +637,6 @@ def replicated_terms(cfg: Mapping, seeds: int, measure: str, values: Mapping[str
     ``checkpoint.pt`` every ``checkpoint_every`` rounds, from which a cut run resumes bit-exactly.
     ``progress(done, total, eta_seconds)`` every ``progress_every`` rounds. ``compile`` None: compiled where
     ``torch.compile`` can run (the cache key leaves it out: the two agree to float rounding)."""
-    import torch
-
-    from dfltheory.empirical.engine import check_compile
-    from dfltheory.empirical.replicas import Replicas
-    from dfltheory.empirical.rundir import load_checkpoint, save_checkpoint
-
     quantity = {"min": "grad_norm_sq", "avg": "grad_norm_sq", "avg_p": "grad_norm_sq_p", "avg_w": "grad_norm_sq_w",
                 "avg_pgp": "delta_pgp"}[measure]
     from dfltheory.empirical.sweep import CACHE_VERSION
@@ -651,6 +645,24 @@ def replicated_terms(cfg: Mapping, seeds: int, measure: str, values: Mapping[str
     # are never read back as today's
     key_cfg = {**cfg, "replicas": seeds, "rounds": rounds, "quantity": quantity, "_cache": CACHE_VERSION}
     out = Path(root) / hashlib.sha256(json.dumps(key_cfg, sort_keys=True, default=str).encode()).hexdigest()[:16]
+    out.mkdir(parents=True, exist_ok=True)
+    from dfltheory.empirical import rundir
+
+    with rundir.lock(out, "the informative run"):  # a second verify training the same run is refused
+        return _replicated_terms(cfg, seeds, measure, values, rounds, out, key_cfg, progress, checkpoint_every,
+                                 progress_every, compile)
+
+
+def _replicated_terms(cfg, seeds, measure, values, rounds, out: Path, key_cfg, progress, checkpoint_every,
+                      progress_every, compile) -> tuple[np.ndarray, float]:
+    import torch
+
+    from dfltheory.empirical import rundir
+    from dfltheory.empirical.engine import check_compile
+    from dfltheory.empirical.replicas import Replicas
+    from dfltheory.empirical.rundir import load_checkpoint, save_checkpoint
+
+    quantity = key_cfg["quantity"]
     done_file, ckpt = out / "terms.npy", out / "checkpoint.pt"
     if done_file.exists():
         try:
@@ -660,8 +672,11 @@ def replicated_terms(cfg: Mapping, seeds: int, measure: str, values: Mapping[str
                 return terms, float(meta["seconds"])
         except (OSError, ValueError, KeyError, TypeError):
             pass  # a damaged or partial cache entry is trained again
-        shutil.rmtree(out, ignore_errors=True)
-    out.mkdir(parents=True, exist_ok=True)
+        for entry in out.iterdir():  # the directory stays: its lock is held
+            if entry.is_dir():
+                shutil.rmtree(entry, ignore_errors=True)
+            elif entry.name != rundir.LOCK:
+                entry.unlink(missing_ok=True)
     (out / "config.json").write_text(json.dumps(key_cfg, indent=1, default=str) + "\n")
     compiled = compile
     if compiled is None:
@@ -747,13 +762,14 @@ def _replicated_engine(cfg: Mapping, seeds: int, compiled: bool, folder: Path):
 
     from dfltheory.empirical.runner import build
 
-    single, _ = build({**cfg, "out": None})
+    single, _ = build({**cfg, "out": None, "progress": False})
     start = Path(folder) / "x0.pt"
     torch.save({k: v.detach().clone() for k, v in single.model.module.state_dict().items()}, start)
     default = torch.get_default_dtype()
     torch.set_default_dtype(torch.float64)
     try:
-        return build({**cfg, "out": None, "compile": compiled, "init_weights": str(start)}, replicas=seeds)
+        return build({**cfg, "out": None, "compile": compiled, "init_weights": str(start), "progress": False},
+                     replicas=seeds)
     finally:
         torch.set_default_dtype(default)
 

@@ -269,6 +269,25 @@ def test_a_damaged_cache_entry_or_checkpoint_is_trained_again(dfedsam_instance, 
     np.testing.assert_array_equal(again, whole)
 
 
+def test_an_informative_run_held_by_another_process_is_refused_and_verify_is_quiet(dfedsam_instance, tmp_path,
+                                                                                 capfd):
+    """Two verify processes never write one informative run together (the run's lock, as ``train`` and ``sweep``
+    lock theirs), and the replicated runs print nothing about their initial weights."""
+    import fcntl
+
+    plan, problem, inst = dfedsam_instance
+    cfg = _cfg(plan, problem, inst, 5)
+    H.replicated_terms(cfg, 2, "min", {}, 5, tmp_path, compile=False)
+    assert "initial weights" not in capfd.readouterr().err
+    (key,) = list(tmp_path.iterdir())
+    with open(key / ".lock", "a+") as other:  # another open file: flock treats it as another process
+        fcntl.flock(other, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        with pytest.raises(ValueError, match="being written by another process"):
+            H.replicated_terms(cfg, 2, "min", {}, 5, tmp_path, compile=False)
+    again, _ = H.replicated_terms(cfg, 2, "min", {}, 5, tmp_path, compile=False)
+    assert again.shape == (2, 5)
+
+
 @pytest.mark.parametrize("paper", ["dfedsgpsm", "dfedsam", "dfedcata", "dfedpgp", "dfedadmm"])
 def test_every_replica_starts_at_the_bounds_x0_in_float64(paper, tmp_path):
     """Issue 33 item 2: the float64 replicated engine starts every copy at the x^0 whose f(x^0) - f* the bound
