@@ -20,16 +20,22 @@ LAYERS = {
     "dfltheory": 0,  # the package itself (its version) and its output paths: the floor
     "dfltheory.paths": 0,
     "dfltheory.plugins": 0,  # loads a user's file: it imports no pillar itself
+    "dfltheory.parsing": 0,  # the command line's text (counts, NAME:key=value specs, JSON, durations), for every pillar
     "dfltheory.topology": 1,
+    "dfltheory.program": 1,  # an algorithm written once (step programs): pure Python, interpreted by the pillars
     "dfltheory.bounds": 2,
     "dfltheory.empirical": 2,
     "dfltheory.pep": 3,  # performance estimation: topology and bounds; the report's pipeline (verify) runs it
     "dfltheory.verify": 4,
-    "dfltheory.testing": 5,  # test helpers: above verify (registries saved and restored), beside figures
-    "dfltheory.figures": 5,
-    "dfltheory.cli": 6,
-    "dfltheory.__main__": 7,
+    "dfltheory.papers": 5,  # the built-in papers: each registers into the pillars below (its theorems, plan, ...)
+    "dfltheory.testing": 6,  # test helpers: above verify (registries saved and restored), beside figures
+    "dfltheory.figures": 6,
+    "dfltheory.cli": 7,
+    "dfltheory.__main__": 8,
 }
+#: the one import against the layers: the registries load the built-in papers by module name, through the floor's
+#: loader (:func:`dfltheory.plugins.load_builtin`, the path a user's plugin takes), so that no pillar names them
+LOADER = ("dfltheory.plugins", "dfltheory.papers")
 
 
 def module_name(path: Path) -> str:
@@ -55,7 +61,7 @@ def _resolve(module: str, node: ast.ImportFrom) -> str:
 
 def _named_by_string(node: ast.AST) -> tuple[str, bool] | None:
     """(module, exactly) for a module a string names: ``"dfltheory.figures.commands"`` (a pillar for
-    ``importlib``; exactly), or the package under which ``import_module(f"dfltheory.bounds.{paper}")`` finds its
+    ``importlib``; exactly), or the package under which ``import_module(f"dfltheory.papers.{paper}")`` finds its
     module (not exactly: some module of that package, which counts for the layers but not for the circles)."""
     if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value in MODULES:
         return node.value, True
@@ -99,7 +105,8 @@ def test_no_import_goes_up_or_across_the_layers():
     upward = [f"{where(module, line)}: {module} ({unit(module)}, layer {LAYERS[unit(module)]}) imports {target} "
               f"({unit(target)}, layer {LAYERS[unit(target)]})"
               for module, targets in GRAPH.items() for target, line, _ in targets
-              if unit(target) != unit(module) and LAYERS[unit(target)] >= LAYERS[unit(module)]]
+              if unit(target) != unit(module) and LAYERS[unit(target)] >= LAYERS[unit(module)]
+              and (module, target) != LOADER]
     assert not upward, "imports against the layers:\n" + "\n".join(upward)
 
 
@@ -150,6 +157,17 @@ def circle(graph: dict[str, list[str]], start: str, component: set[str]) -> list
     return path[::-1]
 
 
+def test_only_the_loader_names_the_built_in_papers_from_below():
+    """The exemption LOADER is used, and is the only way down to the papers: the loader names the package (not a
+    paper's module), and no module of a lower layer names dfltheory.papers or one of its modules."""
+    assert (LOADER[1], True) in {(t, exactly) for t, _, exactly in GRAPH[LOADER[0]]}
+    below = [f"{where(module, line)}: {module} names {target}" for module, targets in GRAPH.items()
+             for target, line, _ in targets
+             if unit(target) == LOADER[1] and LAYERS[unit(module)] < LAYERS[LOADER[1]] and module != LOADER[0]]
+    assert not below, "modules below the papers that name them (load them with plugins.load_builtin):\n" + \
+        "\n".join(below)
+
+
 def test_no_modules_import_each_other_in_a_circle():
     exact = {module: sorted({t for t, _, exactly in targets if exactly}) for module, targets in GRAPH.items()}
     found = cycles(exact)
@@ -165,5 +183,5 @@ def test_the_reader_finds_lazy_imports_and_named_modules():
     """The graph is read from the whole source: an import inside a function and a name handed to importlib."""
     assert ("dfltheory.figures.commands", True) in {(t, exactly) for t, _, exactly in GRAPH["dfltheory.cli"]}
     assert "dfltheory.empirical.allocator" in {t for t, _, _ in GRAPH["dfltheory.cli"]}  # inside main()
-    assert ("dfltheory.bounds", False) in {(t, exactly) for t, _, exactly in GRAPH["dfltheory.bounds.catalog"]}
+    assert ("dfltheory.papers", True) in {(t, exactly) for t, _, exactly in GRAPH["dfltheory.plugins"]}
     assert cycles({"a": ["b"], "b": ["c"], "c": ["a"], "d": ["a"]}) == [["a", "b", "c", "a"]]

@@ -81,54 +81,33 @@ from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
+from dfltheory.pep import program_pep
 from dfltheory.pep.mixing import ExplicitMixing, PushSumMixing, SpectralClass, as_mixing
+from dfltheory.pep.program_pep import _gossip, _mean, _same, _sum
 from dfltheory.plugins import Registry
+from dfltheory.program import PROGRAMS, NotExpressible
+from dfltheory.program.library import admm_gamma
 
 __all__ = ["ACCEPTED_STATUSES", "ADMM", "ALGORITHMS", "CATA", "DPSGD", "GAPS", "HETEROGENEITY_AT", "LIKE",
            "MAX_GRAM", "MAX_SCALE", "MAX_SECONDS", "METRICS", "MIN_STEP", "PARALLEL", "PEPResult", "PEPSolveError",
            "PUSH_SUM", "Size",
-           "admm_gamma", "count_text", "diagnose_failure", "estimate_size", "metric_text", "register_pep_model",
-           "worst_case"]
+           "admm_gamma", "count_text", "diagnose_failure", "estimate_size", "metric_text", "program_of",
+           "register_pep_model", "register_program", "worst_case"]
 
-#: algorithm -> (gradient queries per local step, description); a plugin adds models (:func:`register_pep_model`)
-#: and cannot replace or remove a built-in one (:class:`dfltheory.plugins.Registry`), nor in the registries below
+#: the built-in PEP models: programs of :mod:`dfltheory.program.library` whose steps a PEP expresses
+MODELS = ("dpsgd", "dpsgd-atc", "dfedavg", "dfedavg-mgs", "dfedsam-unnormalized", "dfedadmm",
+          "dfedadmm-sam-unnormalized", "sgp", "dfedsgpm", "dfedsgpsm-unnormalized", "dfedcata-a", "dfedcata-b")
+#: algorithm -> (gradient queries per local step, description), read from its program; a plugin adds models
+#: (:func:`register_pep_model`, :func:`register_program`) and cannot replace or remove a built-in one
+#: (:class:`dfltheory.plugins.Registry`), nor in the registries below
 ALGORITHMS: dict[str, tuple[int, str]] = Registry("PEP model", {
-    "dpsgd": (1, "D-PSGD as Lian et al. 2017 wrote it (Algorithm 1): x^{t+1} = W x^t - eta grad f(x^t), the gossip "
-                 "and the gradient at the unmixed point in parallel (needs K = 1, Q = 1)"),
-    "dpsgd-atc": (1, "D-PSGD in the adapt-then-combine order: one local gradient step, then one gossip step, "
-                     "x^{t+1} = W (x^t - eta grad f(x^t)) (DFedAvg with K = Q = 1; needs K = 1, Q = 1)"),
-    "dfedavg": (1, "DFedAvg: K local gradient steps, then Q gossip steps (Q > 1: DFedAvg-MGS; DFedSAM at rho = 0)"),
-    "dfedavg-mgs": (1, "DFedAvg-MGS: K local gradient steps, then Q gossip steps with W (X^{t+1} = W^Q Z^t)"),
-    "dfedsam-unnormalized": (2, "DFedSAM(-MGS) with the unnormalized ascent step y + rho grad f_i(y) (named "
-                                "variant; the paper's normalized step rho g/||g|| is not expressible in a PEP)"),
-    "dfedadmm": (1, "DFedADMM: K steps on the augmented Lagrangian with the dual ghat_i, message x_K - lam_pen "
-                    "ghat_old, then Q gossip steps (needs lam_pen)"),
-    "dfedadmm-sam-unnormalized": (2, "DFedADMM-SAM with the unnormalized ascent step y + rho grad f_i(y), the step "
-                                     "its proof analyses (the box's normalized step is not expressible in a PEP)"),
-    "sgp": (1, "SGP: one local gradient step at the de-biased z = x/w applied to the numerator x, then push-sum "
-               "with a column-stochastic P (needs K = 1, alpha = 0)"),
-    "dfedsgpm": (1, "DFedSGPSM at rho = 0 (DFedSGPM): K heavy-ball steps v = alpha v + grad f_i(x/w), x -= eta v "
-                    "(v reset each round), then push-sum with P (needs alpha)"),
-    "dfedsgpsm-unnormalized": (2, "DFedSGPSM with the unnormalized ascent z + rho grad f_i(z) (the box's normalized "
-                                  "step is not expressible in a PEP); needs alpha"),
-    "dfedcata-a": (1, "DFedCata reading A (the public code): K steps on f_i + (lam_pen/2)||x - y_i||^2, then "
-                      "y = a + beta (a - x_K), a = W^Q x_K (needs lam_pen, beta)"),
-    "dfedcata-b": (1, "DFedCata reading B (the proof): the same local steps, then y = a + beta (a - a_prev), "
-                      "Catalyst's consecutive extrapolation (needs lam_pen, beta)"),
-})
-#: algorithm -> the quantity bounded: 'min' of ||grad f(x_bar^t)||^2 over t < T, or the 'average' over t < T of
-#: ||grad f(w^t)||^2 at the theorem's auxiliary sequence (card dfedadmm §2, §6.1 Lemma 9).
-METRICS: dict[str, str] = Registry("PEP model's metric", {
-    "dpsgd": "min", "dpsgd-atc": "min", "dfedavg": "min", "dfedavg-mgs": "min", "dfedsam-unnormalized": "min",
-    "dfedadmm": "average", "dfedadmm-sam-unnormalized": "average", "dfedcata-a": "average", "dfedcata-b": "average",
-    "sgp": "average", "dfedsgpm": "average", "dfedsgpsm-unnormalized": "average"})
+    name: (PROGRAMS[name].queries_per_step({}), PROGRAMS[name].description) for name in MODELS})
+#: algorithm -> the quantity bounded (its program's metric): 'min' of ||grad f(p^t)||^2 over t < T, the 'average'
+#: over t < T, or the 'last' round's value; p^t = x_bar^t, or the theorem's auxiliary sequence (card dfedadmm §2,
+#: §6.1 Lemma 9; card dfedcata Lemma 6)
+METRICS: dict[str, str] = Registry("PEP model's metric", {name: PROGRAMS[name].metric.kind for name in MODELS})
 _POINT: dict[str, str] = Registry("PEP model's metric point", {
-    "dfedadmm": "w^t = x_bar^t + ((1-gamma)/gamma)(x_bar^t - x_bar^{t-1})",
-    "dfedcata-a": "p^t = a_bar^t (the mean of W x_K)",
-    "dfedcata-b": "p^t = a_bar^t + beta/(1-beta)(a_bar^t - a_bar^{t-1})",
-    "sgp": "x_bar^t, the numerators' mean"})
-_POINT.update({"dfedadmm-sam-unnormalized": _POINT["dfedadmm"], "dfedsgpm": _POINT["sgp"],
-               "dfedsgpsm-unnormalized": _POINT["sgp"]})
+    name: PROGRAMS[name].metric.text for name in MODELS if PROGRAMS[name].metric.kind != "min"})
 #: the D-PSGD models (one local step, one gossip step: K = Q = 1); PARALLEL: the gossip and the gradient at the
 #: unmixed point in parallel (Lian et al. 2017's order), not the step then the gossip
 DPSGD = ("dpsgd", "dpsgd-atc")
@@ -170,6 +149,45 @@ def register_pep_model(name: str, like: str, description: str, *, theorem: str |
     THEOREM_OF[name] = theorem
 
 
+def register_program(program, *, theorem: str | None = None, metric: str | None = None, origin: str = "") -> None:
+    """Make the step program ``program`` (:class:`dfltheory.program.Program`) an algorithm of ``train`` (its torch
+    rules, :mod:`dfltheory.empirical.program_rules`), of ``pep`` (its fixed-T PEP) and of ``certify`` (its one-round
+    certificate), with no further code: the program is the one description of the algorithm. ``theorem`` (a catalog
+    id) is compared with the worst case; ``metric`` (the quantity the theorem bounds: 'min', 'average' or 'last')
+    must be the program's (a ValueError names both where they differ). ``origin`` (a plugin file) is named in the
+    errors."""
+    from dfltheory.program import Program, register_program as add
+
+    where = f"{origin}: " if origin else ""
+    if not isinstance(program, Program):
+        raise ValueError(f"{where}register_program needs a dfltheory.program.Program, got {type(program).__name__}")
+    name = program.name
+    if name in ALGORITHMS:
+        raise ValueError(f"{where}PEP model name {name!r} is taken; choose another name")
+    if metric is not None and metric != program.metric.kind:
+        raise ValueError(f"{where}program {name!r} measures the {program.metric.kind!r} of ||grad f(p^t)||^2 but its "
+                         f"theorem bounds the {metric!r}; declare Metric({metric!r}, ...) or the theorem's quantity")
+    if theorem is not None:
+        from dfltheory.bounds import catalog
+
+        if theorem not in catalog():
+            raise ValueError(f"{where}PEP model {name!r}: unknown theorem {theorem!r}; register its paper first")
+    from dfltheory.empirical.program_rules import register as train_rules
+
+    add(program, origin=origin)
+    train_rules(program, origin=origin)
+    ALGORITHMS[name] = (program.queries_per_step(program.params), program.description)
+    METRICS[name] = program.metric.kind
+    if program.metric.kind != "min" or program.metric.extrapolation is not None:
+        _POINT[name] = program.metric.text
+    THEOREM_OF[name] = theorem
+
+
+def program_of(algorithm: str):
+    """The step program a PEP model runs (a user's ``like=`` model: the built-in one it names)."""
+    return PROGRAMS[LIKE.get(algorithm, algorithm)]
+
+
 #: a user's PEP model -> the theorem it is compared with (None: its ``like`` model's)
 THEOREM_OF: dict[str, str | None] = Registry("PEP model's theorem")
 for _registry in (ALGORITHMS, METRICS, _POINT, LIKE, THEOREM_OF):
@@ -179,9 +197,12 @@ del _registry
 
 def metric_text(algorithm: str) -> str:
     """The quantity the PEP bounds for ``algorithm``, in words."""
+    point = _POINT.get(algorithm)
     if METRICS[algorithm] == "min":
-        return "min_t ||grad f(x_bar^t)||^2"
-    return f"(1/T) sum_t ||grad f(p^t)||^2 at {_POINT[algorithm]}"
+        return "min_t ||grad f(x_bar^t)||^2" if point is None else f"min_t ||grad f(p^t)||^2 at {point}"
+    if METRICS[algorithm] == "last":
+        return f"||grad f(p^(T-1))||^2 at {point or 'x_bar^t'}"
+    return f"(1/T) sum_t ||grad f(p^t)||^2 at {point}"
 SAM = ("dfedsam-unnormalized", "dfedadmm-sam-unnormalized", "dfedsgpsm-unnormalized")
 ADMM = ("dfedadmm", "dfedadmm-sam-unnormalized")
 CATA = ("dfedcata-a", "dfedcata-b")
@@ -266,11 +287,6 @@ def count_text(n: int) -> str:
     return str(n) if n < 10 ** 9 else f"~1e{len(str(n)) - 1}"
 
 
-def admm_gamma(eta: float, lam_pen: float, K: int) -> float:
-    """gamma = 1 - (1 - eta/lam_pen)^K (card dfedadmm §5.4, eq. (7)); w^t's coefficient is (1 - gamma)/gamma."""
-    return 1.0 - (1.0 - eta / lam_pen) ** K
-
-
 def _check(algorithm, m, K, T, eta, L, Delta, sigma_g, B, rho, Q, gap, heterogeneity_at, lam_pen=None, beta=None,
            alpha=None):
     if algorithm not in ALGORITHMS:
@@ -324,6 +340,11 @@ def _check(algorithm, m, K, T, eta, L, Delta, sigma_g, B, rho, Q, gap, heterogen
             raise ValueError(f"{algorithm} mixes once per round (Q = 1), got Q = {Q}")
     elif alpha is not None:
         raise ValueError(f"alpha = {alpha} only applies to {', '.join(PUSH_SUM)}")
+    _check_common(gap, T, heterogeneity_at)
+    _check_scales(algorithm, K, eta, L, Delta, sigma_g, B, rho, lam_pen, beta)
+
+
+def _check_common(gap, T, heterogeneity_at):
     if gap not in GAPS:
         raise ValueError(f"gap must be one of {GAPS}, got {gap!r}")
     if gap == "last" and T < 2:
@@ -331,7 +352,6 @@ def _check(algorithm, m, K, T, eta, L, Delta, sigma_g, B, rho, Q, gap, heterogen
                          "unbounded); use T >= 2 or gap='fstar'")
     if heterogeneity_at not in HETEROGENEITY_AT:
         raise ValueError(f"heterogeneity_at must be one of {HETEROGENEITY_AT}, got {heterogeneity_at!r}")
-    _check_scales(algorithm, K, eta, L, Delta, sigma_g, B, rho, lam_pen, beta)
 
 
 def _check_scales(algorithm, K, eta, L, Delta, sigma_g, B, rho, lam_pen, beta):
@@ -455,7 +475,8 @@ def worst_case(algorithm: str, m: int, K: int, T: int, eta: float, L: float = 1.
     if xi_weight and (algorithm not in CATA or not math.isfinite(xi_weight) or xi_weight < 0):
         raise ValueError(f"xi_weight = {xi_weight} needs a DFedCata algorithm ({', '.join(CATA)}) and a finite value "
                          ">= 0")
-    if algorithm in PUSH_SUM and W is not None and not isinstance(W, PushSumMixing):
+    program = PROGRAMS[algorithm]
+    if program.mixing == "push-sum" and W is not None and not isinstance(W, PushSumMixing):
         W = PushSumMixing(W.matrices if isinstance(W, ExplicitMixing) else W)
     mixing = as_mixing(W, spectral, time_varying)
     if isinstance(mixing, (ExplicitMixing, PushSumMixing)):
@@ -476,64 +497,15 @@ def worst_case(algorithm: str, m: int, K: int, T: int, eta: float, L: float = 1.
                     Q=Q, gap=gap, heterogeneity_at=heterogeneity_at, mixing=mixing.describe(), lam_pen=lam_pen,
                     beta=beta, alpha=alpha, xi_weight=xi_weight, metric=METRICS[algorithm],
                     mixing_args=mixing.args())
-    problem, trace = _build(algorithm, m, K, T, eta, L, Delta, mixing, sigma_g, B, rho, Q, gap, heterogeneity_at,
-                            lam_pen, beta, xi_weight, alpha)
+    problem, trace = _build(program, program_params(program, Q=Q, rho=rho, lam_pen=lam_pen, beta=beta, alpha=alpha),
+                            m, K, T, eta, L, Delta, mixing, sigma_g, B, gap, heterogeneity_at, xi_weight)
     return _solve(problem, solver, size, settings, ACCEPTED_STATUSES[:1] if strict else ACCEPTED_STATUSES, trace)
 
 
-def _mean(points):
-    """(1/m) sum of PEPit points; the point itself when all are the same object (x^0 before the first round)."""
-    if all(p is points[0] for p in points):
-        return points[0]
-    return (1 / len(points)) * _sum(points)
-
-
-def _metric_point(algorithm, xbar, prev, eta, lam_pen, K, beta):
-    """The point where the theorem measures the gradient at round t (``prev``: x_bar^{t-1}, None at t = 0).
-
-    DFedADMM: w^t = x_bar^t + ((1 - gamma)/gamma)(x_bar^t - x_bar^{t-1}) (card dfedadmm Lemma 9); DFedCata reading
-    B: p^t = a_bar^t + beta/(1 - beta)(a_bar^t - a_bar^{t-1}) (card dfedcata Lemma 6; reading A: p^t = a_bar^t, the
-    engine's ``_cata_aux``); the DFedAvg family: x_bar^t. At t = 0 every one is x^0 (x_bar^{-1} = x_bar^0)."""
-    if prev is None:
-        return xbar
-    if algorithm in ADMM:
-        gamma = admm_gamma(eta, lam_pen, K)
-        return xbar if gamma == 1 else xbar + ((1 - gamma) / gamma) * (xbar - prev)
-    if algorithm == "dfedcata-b" and beta:
-        return xbar + (beta / (1 - beta)) * (xbar - prev)
-    return xbar
-
-
-def _gossip(mixing, z, Q, consensus, t=0):
-    """Q gossip steps on the messages z of round t: W_t^Q z with an explicit W (or sequence), or new points under the
-    spectral class's constraints (each step's deviations appended to ``consensus``)."""
-    from PEPit import Point
-
-    m = len(z)
-    if not isinstance(mixing, PushSumMixing) and all(_same(zi, z[0]) for zi in z[1:]):
-        return [z[0]] * m  # agents in consensus stay there (W 1 = 1 for every W; for the class, Y = 0 when X = 0)
-    if isinstance(mixing, (ExplicitMixing, PushSumMixing)):
-        WQ = mixing.power(Q, t) if isinstance(mixing, ExplicitMixing) else mixing.matrix(t)
-        out = []
-        for i in range(m):  # equal rows (to 1e-12) give the same point: no duplicate the SDP must reconcile
-            same = next((j for j in range(i) if np.allclose(WQ[i], WQ[j], rtol=0, atol=1e-12)), None)
-            out.append(out[same] if same is not None else _combine(WQ[i], z))
-        return out
-    for _ in range(Q):
-        zbar = _mean(z)
-        d = [Point() for _ in range(m - 1)]
-        d.append(-1 * _combine(np.ones(m - 1), d))
-        consensus.append(([zi - zbar for zi in z], d))
-        z = [zbar + di for di in d]
-    return z
-
-
-def _same(p, q, tol=1e-12) -> bool:
-    """p and q are one point of the PEP: their coefficients on the leaf points agree to ``tol`` (relative)."""
-    if p is q:
-        return True
-    a, b = p.decomposition_dict, q.decomposition_dict
-    return all(abs(a.get(k, 0.0) - b.get(k, 0.0)) <= tol * max(1.0, abs(a.get(k, 0.0))) for k in a.keys() | b.keys())
+def program_params(program, **given):
+    """The program's hyper-parameters from ``worst_case``'s or ``certify``'s (Q, rho, lam_pen, beta, alpha): those it
+    reads, None taken as not given."""
+    return program.bind(**{k: v for k, v in given.items() if k in program.params and v is not None})
 
 
 def _oracle(fs, i, point, share):
@@ -562,92 +534,38 @@ def _oracle(fs, i, point, share):
     return known(fs[i]) or fs[i].oracle(point)
 
 
-def _build(algorithm, m, K, T, eta, L, Delta, mixing, sigma_g, B, rho, Q, gap, heterogeneity_at, lam_pen=None,
-           beta=None, xi_weight=0.0, alpha=None):
+def _build(program, params, m, K, T, eta, L, Delta, mixing, sigma_g, B, gap, heterogeneity_at, xi_weight=0.0):
+    """The fixed-T PEP of ``program`` (:mod:`dfltheory.program`, its rounds by :func:`program_pep.rounds`) with the
+    class of functions, the initial gap, sigma_g, B and the spectral class's conditions (module docstring)."""
     from PEPit import PEP, Expression
     from PEPit.functions import SmoothFunction
 
     problem = PEP()
     fs = [problem.declare_function(SmoothFunction, L=L) for _ in range(m)]
     x0 = problem.set_initial_point()
-    x = [x0] * m  # round-start points (DFedCata: the extrapolated y_i^t)
-    admm, cata, push = algorithm in ADMM, algorithm in CATA, algorithm in PUSH_SUM
-    weights = np.ones(m)  # push-sum weights w^t = P_{t-1}...P_0 1 (known numbers: they depend on P only)
-    sam = algorithm in SAM and rho
-    duals = [None] * m  # DFedADMM's ghat_i^{t-1} (None: the initial 0)
-    agg = agg_prev = [x0] * m  # DFedCata's A^t and A^{t-1} (A^{-1} = A^0 = x^0)
+    kind = program.metric.kind
     averages = []  # (metric point p^t, [grad f_i(p^t)], grad f(p^t), f(p^t)) for t = 0..T-1
     consensus = []  # spectral class: (X_s, Y_s) deviation lists of every consensus step
-    xi = []  # DFedCata: (1/m) sum_i ||y_i^t - y_bar^t||^2 for t = 1..T-1 (0 at t = 0)
-    prev = None
 
     def query(i, p, site=False):  # (grad f_i(p), f_i(p)); sigma_g = 0: equal gradients at every site (_oracle)
         if sigma_g == 0:
             return _oracle(fs, i, p, site or heterogeneity_at == "all")
         return fs[i].oracle(p)
 
-    for t in range(T):
-        xbar = _mean(agg) if cata else _mean(x)  # DFedCata's x_bar is the aggregated mean a_bar^t (Lemma 4)
-        point = _metric_point(algorithm, xbar, prev, eta, lam_pen, K, beta)
+    def measure(t, point):  # every f_i at the metric point p^t
         oracles = [query(i, point, site=True) for i in range(m)]
         gbar = _mean([g for g, _ in oracles])
         fbar = (1 / m) * _sum([f for _, f in oracles]) if m > 1 else oracles[0][1]
         averages.append((point, [g for g, _ in oracles], gbar, fbar))
-        if METRICS[algorithm] == "min":
+        if kind == "min" or (kind == "last" and t == T - 1):
             problem.set_performance_metric(gbar ** 2)
-        if t == T - 1:
-            break
-        z, steps = [], []  # steps: dpsgd's eta-free gradients, applied after the gossip (PARALLEL)
-        for i in range(m):
-            if algorithm in PARALLEL:  # Lian et al. 2017: the gradient at the unmixed x_i^t; X^t itself is gossiped
-                steps.append(query(i, x[i])[0])
-                z.append(x[i])
-                continue
-            y = x[i]
-            velocity = None  # DFedSGPM's momentum, reset every round (line 3)
-            for _ in range(K):
-                at = (1 / weights[i]) * y if push and weights[i] != 1 else y  # push-sum: the de-biased z = x/w
-                g = query(i, at)[0]
-                if sam:
-                    g = query(i, at + rho * g)[0]
-                if push and alpha:  # line 10: v = alpha v + g
-                    velocity = g if velocity is None else alpha * velocity + g
-                    g = velocity
-                if admm:  # eq. (6): the gradient of the augmented Lagrangian L_i(., x_i^t, ghat_i^{t-1})
-                    if duals[i] is not None:
-                        g = g - duals[i]
-                    if y is not x[i]:
-                        g = g + (1 / lam_pen) * (y - x[i])
-                if cata and lam_pen and y is not x[i]:  # the Moreau-envelope penalty (lam_pen/2)||y - y_i^t||^2
-                    g = g + lam_pen * (y - x[i])
-                y = y - eta * g
-            if admm:  # lines 15-16: new dual; the message uses the OLD dual
-                old = duals[i]
-                duals[i] = (-1 / lam_pen) * (y - x[i]) if old is None else old - (1 / lam_pen) * (y - x[i])
-                if old is not None:
-                    y = y - lam_pen * old
-            z.append(y)
-        prev = xbar
-        if isinstance(mixing, SpectralClass) and t == T - 2 and not (cata and xi_weight):
-            # the last round's outputs enter only through their mean (the metric point): no new points, whose
-            # consensus constraints would add nothing (the class conditions are exact for one symmetric operator,
-            # Colla & Hendrickx Thm 3, so earlier steps keep the same feasible set) and only slow the solver down
-            mixed = [_mean(z)] * m
-        else:
-            mixed = _gossip(mixing, z, Q, consensus, t)
-        if steps:  # x_i^{t+1} = sum_j W_ij x_j^t - eta grad f_i(x_i^t)
-            mixed = [w - eta * g for w, g in zip(mixed, steps)]
-        if push and isinstance(mixing, PushSumMixing):  # the class's W is doubly stochastic: w^t stays 1
-            weights = mixing.matrix(t) @ weights
-        if cata:  # Nesterov extrapolation: A around X_K (pre/post-aggregation) or B around A^{t-1} (consecutive)
-            agg_prev, agg = agg, mixed
-            base = z if algorithm == "dfedcata-a" else agg_prev
-            x = [a if b is a else a + beta * (a - b) for a, b in zip(agg, base)]
-            ybar = _mean(x)
-            xi.append((1 / m) * _sum([(yi - ybar) ** 2 for yi in x]))
-        else:
-            x = mixed
-    if METRICS[algorithm] == "average":
+
+    # over the class the last round's outputs enter only through their mean (the metric point): no new points, whose
+    # consensus constraints would add nothing (the class conditions are exact for one symmetric operator, Colla &
+    # Hendrickx Thm 3, so earlier steps keep the same feasible set) and only slow the solver down
+    xi = program_pep.rounds(program, params, query, mixing, m, K, T, eta, x0, consensus, measure,
+                            last_mean=isinstance(mixing, SpectralClass) and not xi_weight)
+    if kind == "average":
         objective = (1 / T) * _sum([gbar ** 2 for _, _, gbar, _ in averages])
         if xi_weight and xi:  # metric - c Xi, Xi = (1/T) sum_{t<T} (1/m) sum_i ||y_i^t - y_bar^t||^2
             objective = objective - (xi_weight / T) * _sum(xi)
@@ -702,24 +620,6 @@ def _build(algorithm, m, K, T, eta, L, Delta, mixing, sigma_g, B, rho, Q, gap, h
     return problem, (fs, averages, fstar, consensus,
                      (mixing.lo, mixing.hi) if isinstance(mixing, SpectralClass) else None,
                      getattr(mixing, "varying", False))
-
-
-def _sum(exprs):
-    total = exprs[0]
-    for e in exprs[1:]:
-        total = total + e
-    return total
-
-
-def _combine(weights, points):
-    """sum_j weights[j] points[j], skipping zero weights."""
-    terms = [(w, p) for w, p in zip(weights, points) if w != 0]
-    if len(terms) == 1 and terms[0][0] == 1:
-        return terms[0][1]
-    total = terms[0][0] * terms[0][1]
-    for w, p in terms[1:]:
-        total = total + w * p
-    return total
 
 
 def _diagnostics(problem) -> dict:
