@@ -81,21 +81,41 @@ from dataclasses import asdict, dataclass, field
 import numpy as np
 
 from dfltheory.pep.mixing import ExplicitMixing, PushSumMixing, SpectralClass, as_mixing
-from dfltheory.pep.problem import (ACCEPTED_STATUSES, ADMM, ALGORITHMS, CATA, DPSGD, LIKE, METRICS, PARALLEL,
-                                   PUSH_SUM, PEPSolveError, Size, admm_gamma)
+from dfltheory.pep.problem import (ACCEPTED_STATUSES, ADMM, ALGORITHMS, DPSGD, LIKE, METRICS, MODELS, PUSH_SUM,
+                                   PEPSolveError, Size, program_of, program_params)
+from dfltheory.pep.program_pep import components, one_round
 
 __all__ = ["COVERED", "POTENTIALS", "QUAD_CAP", "Certificate", "average_bound", "certificate_table", "certify",
            "check_size", "paper_bound", "tune", "tune_eta", "verify_certificate"]
 
-#: algorithm -> (potential family, its per-agent components u_i, its common components c)
-POTENTIALS = {
-    **{a: ("consensus", ("x_i - x_bar",), ()) for a in ("dpsgd", "dpsgd-atc", "dfedavg", "dfedavg-mgs",
-                                                        "dfedsam-unnormalized")},
-    **{a: ("consensus (numerators, w = 1)", ("x_i - x_bar",), ()) for a in PUSH_SUM},
-    **{a: ("admm-state", ("x_i - x_bar", "ghat_i - ghat_bar"), ("x_bar - x_bar_prev", "ghat_bar")) for a in ADMM},
-    "dfedcata-a": ("consensus (extrapolated y_i)", ("y_i - y_bar",), ()),
-    "dfedcata-b": ("cata-state", ("a_i - a_bar", "a_prev_i - a_prev_bar"), ("a_bar - a_prev_bar",)),
+#: the built-in models' potential families, by name (a plugin's program: "program state")
+FAMILIES = {
+    **{a: "consensus" for a in ("dpsgd", "dpsgd-atc", "dfedavg", "dfedavg-mgs", "dfedsam-unnormalized")},
+    **{a: "consensus (numerators, w = 1)" for a in PUSH_SUM},
+    **{a: "admm-state" for a in ADMM},
+    "dfedcata-a": "consensus (extrapolated y_i)", "dfedcata-b": "cata-state",
 }
+
+
+def potential(algorithm: str) -> tuple[str, tuple[str, ...], tuple[str, ...]]:
+    """(potential family, its per-agent components u_i, its common components c) of ``algorithm``: read from its
+    step program's state (``program_pep.components``: the deviation of every carried slot; the metric's mean minus
+    its previous mean where the metric extrapolates; the mean of every dual-like slot)."""
+    model = LIKE.get(algorithm, algorithm)
+    return (FAMILIES.get(model, "program state"), *components(program_of(model)))
+
+
+class _Potentials(dict):
+    """algorithm -> :func:`potential`, computed on first use (a plugin's program included)."""
+
+    def __missing__(self, algorithm):
+        if algorithm not in ALGORITHMS:
+            raise KeyError(algorithm)
+        return potential(algorithm)
+
+
+#: algorithm -> (potential family, its per-agent components u_i, its common components c)
+POTENTIALS = _Potentials({a: potential(a) for a in MODELS})
 COVERED = tuple(a for a in ALGORITHMS if a in POTENTIALS)
 #: cap on the quadratic part, trace(P) + trace(R) <= QUAD_CAP a L (module docstring)
 QUAD_CAP = 1e3
@@ -181,76 +201,6 @@ class Certificate:
         return dict(asdict(self), c=self.c, floor=self.floor)
 
 
-def _round(algorithm, fs, query, mixing, K, eta, rho, Q, lam_pen, beta, alpha):
-    """One round of ``algorithm`` from a free state (new leaf points), the update of ``problem._build``.
-
-    Returns (p^t, p^{t+1}, (u^t, c^t), (u^{t+1}, c^{t+1}), consensus), u the per-agent components (one list of m
-    points each), c the common ones (:data:`POTENTIALS`), consensus the class's (X_s, Y_s) of the round's steps."""
-    from PEPit import Point
-
-    from dfltheory.pep.problem import _gossip, _mean
-
-    m = len(fs)
-    admm, cata = algorithm in ADMM, algorithm in CATA
-    gamma = admm_gamma(eta, lam_pen, K) if admm else 1.0
-
-    def dev(points):
-        bar = _mean(points)
-        return [p - bar for p in points]
-
-    def local(i, x, dual):  # K local steps from x (problem._build's loop; push-sum at w = 1)
-        y, velocity = x, None
-        for _ in range(K):
-            g = query(i, y)[0]
-            if rho:
-                g = query(i, y + rho * g)[0]
-            if algorithm in PUSH_SUM and alpha:
-                velocity = g if velocity is None else alpha * velocity + g
-                g = velocity
-            if admm:
-                g = g - dual if y is x else g - dual + (1 / lam_pen) * (y - x)
-            if cata and lam_pen and y is not x:
-                g = g + lam_pen * (y - x)
-            y = y - eta * g
-        return y
-
-    consensus = []
-    if admm:  # state: x_i^t, ghat_i^{t-1}, x_bar^{t-1}; metric w^t
-        x, duals, prev = [Point() for _ in range(m)], [Point() for _ in range(m)], Point()
-        ys = [local(i, x[i], duals[i]) for i in range(m)]
-        new = [d - (1 / lam_pen) * (y - xi) for d, y, xi in zip(duals, ys, x)]
-        x1 = _gossip(mixing, [y - lam_pen * d for y, d in zip(ys, duals)], Q, consensus)
-        xbar, xbar1 = _mean(x), _mean(x1)
-        w = (1 - gamma) / gamma
-        p0, p1 = xbar + w * (xbar - prev), xbar1 + w * (xbar1 - xbar)
-        before = ([dev(x), dev(duals)], [xbar - prev, _mean(duals)])
-        after = ([dev(x1), dev(new)], [xbar1 - xbar, _mean(new)])
-    elif algorithm == "dfedcata-b":  # state: a_i^t, a_i^{t-1}; y_i^t = a + beta (a - a_prev); metric p^t
-        agg, agg_prev = [Point() for _ in range(m)], [Point() for _ in range(m)]
-        y = [a + beta * (a - b) for a, b in zip(agg, agg_prev)]
-        agg1 = _gossip(mixing, [local(i, y[i], None) for i in range(m)], Q, consensus)
-        k = beta / (1 - beta)
-        abar, bbar, abar1 = _mean(agg), _mean(agg_prev), _mean(agg1)
-        p0, p1 = abar + k * (abar - bbar), abar1 + k * (abar1 - abar)
-        before = ([dev(agg), dev(agg_prev)], [abar - bbar])
-        after = ([dev(agg1), dev(agg)], [abar1 - abar])
-    elif algorithm in PARALLEL:  # D-PSGD (Lian et al. 2017): x_i^{t+1} = sum_j W_ij x_j^t - eta grad f_i(x_i^t)
-        x = [Point() for _ in range(m)]
-        grads = [query(i, x[i])[0] for i in range(m)]
-        x1 = [w - eta * g for w, g in zip(_gossip(mixing, x, Q, consensus), grads)]
-        p0, p1 = _mean(x), _mean(x1)
-        before, after = ([dev(x)], []), ([dev(x1)], [])
-    else:  # state: the round-start models x_i^t (DFedCata A: the extrapolated y_i^t, whose mean is a_bar^t)
-        x = [Point() for _ in range(m)]
-        z = [local(i, x[i], None) for i in range(m)]
-        x1 = _gossip(mixing, z, Q, consensus)
-        if algorithm == "dfedcata-a":
-            x1 = [a + beta * (a - zi) for a, zi in zip(x1, z)]
-        p0, p1 = _mean(x), _mean(x1)
-        before, after = ([dev(x)], []), ([dev(x1)], [])
-    return p0, p1, before, after, consensus
-
-
 def _class_constraints(problem, consensus, mixing):
     """The spectral class's conditions on the round's gossip steps (as ``problem._build`` imposes them on all)."""
     from dfltheory.pep.problem import _sum
@@ -304,9 +254,9 @@ def _one_round(setting, mixing, coefficients=None):
     def query(i, p, site=False):
         return _oracle(fs, i, p, site) if s["sigma_g"] == 0 else fs[i].oracle(p)
 
-    model = LIKE.get(s["algorithm"], s["algorithm"])
-    p0, p1, before, after, consensus = _round(model, fs, query, mixing, s["K"], s["eta"], s["rho"], s["Q"],
-                                              s["lam_pen"], s["beta"], s["alpha"])
+    program = program_of(s["algorithm"])  # one round of its step program from a free state
+    params = program_params(program, Q=s["Q"], rho=s["rho"], lam_pen=s["lam_pen"], beta=s["beta"], alpha=s["alpha"])
+    p0, p1, before, after, consensus = one_round(program, params, query, mixing, s["m"], s["K"], s["eta"])
     m = s["m"]
     sites = []
     for p in (p0, p1):  # every f_i at the metric points: f, grad f, and the heterogeneity sites
@@ -550,7 +500,7 @@ def _setting(algorithm, m, K, eta, L, Delta, W, lam, spectral, time_varying, sig
             raise ValueError(f"lam must be a number in [0, 1) (the class of every W with nonunit eigenvalues in "
                              f"[-lam, lam]), got {lam!r}")
         spectral = (-float(lam), float(lam))
-    if algorithm in PUSH_SUM and W is not None:
+    if program_of(algorithm).mixing == "push-sum" and W is not None:
         try:
             W = ExplicitMixing(W.matrices if isinstance(W, PushSumMixing) else W)
         except ValueError as err:
@@ -579,9 +529,8 @@ def check_size(algorithm: str, m: int, K: int, Q: int = 1, spectral: bool = Fals
     every agent's queries (K local ones, the metric points p^t and p^{t+1}) and the class's new points."""
     from dfltheory.pep.problem import MAX_GRAM, count_text
 
-    model = LIKE.get(algorithm, algorithm)
-    _, agent, common = POTENTIALS[model]
-    gram = len(agent) * m + len(common) + m * (K * ALGORITHMS[model][0] + 2) + (Q * (m - 1) if spectral else 0)
+    _, agent, common = POTENTIALS[algorithm]
+    gram = len(agent) * m + len(common) + m * (K * ALGORITHMS[algorithm][0] + 2) + (Q * (m - 1) if spectral else 0)
     if gram > MAX_GRAM:
         raise ValueError(f"one-round SDP too large: Gram matrix {count_text(gram)} x {count_text(gram)} at m = "
                          f"{count_text(m)}, K = {count_text(K)} (limit {MAX_GRAM}); reduce m (--m or --n) or K")
@@ -639,7 +588,7 @@ def certify(algorithm: str, m: int, K: int, eta: float, L: float = 1.0, Delta: f
     setting["algorithm"] = name
     start = time.perf_counter()
     datas = [_matrices(*_one_round(setting, mixing)) for mixing in mixings]
-    family, agent, common = POTENTIALS[model]
+    family, agent, common = POTENTIALS[name]
     ladder = LADDER if solver.upper() == "CLARABEL" else ((solver, {}, False), (solver, {}, True))
     failures, candidates = [], []
     for rung in ladder:
