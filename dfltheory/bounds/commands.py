@@ -8,8 +8,7 @@ import math
 import sys
 import time
 
-from dfltheory.topology import checks
-from dfltheory.topology.commands import integer
+from dfltheory.parsing import integer
 
 
 def register(subparsers) -> None:
@@ -175,7 +174,8 @@ def _fmt(x) -> str:
 
 def _check(args) -> int:
     from dfltheory.bounds import get, topology_values
-    from dfltheory.topology.commands import jsonable
+    from dfltheory.parsing import jsonable
+    from dfltheory.topology import checks
 
     thm = get(args.id)
     if args.solve is not None and args.solve not in thm.symbols:

@@ -27,8 +27,8 @@ def topology_values(theorem: Theorem, topology: str | None, n: int | None, weigh
     >>> values                                                                  # doctest: +SKIP
     {'lam': 0.99868..., 'm': 100.0}
     """
+    from dfltheory.parsing import parse_spec
     from dfltheory.topology import analyze, analyze_matrix
-    from dfltheory.topology.commands import parse_spec
 
     if push_sum not in ("theory", "measured"):
         raise ValueError(f"push_sum must be 'theory' or 'measured', got {push_sum!r}")

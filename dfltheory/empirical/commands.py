@@ -18,9 +18,6 @@ import functools
 import sys
 from pathlib import Path
 
-from dfltheory.empirical.algorithms import names
-from dfltheory.empirical.recipes import ALGO_DEFAULTS, DEFAULTS
-
 
 class _Help(argparse.ArgumentDefaultsHelpFormatter):
     """Shows a default only where it is one: the options a recipe may set default to None and name their own."""
@@ -30,6 +27,8 @@ class _Help(argparse.ArgumentDefaultsHelpFormatter):
 
 
 def _d(key: str) -> str:
+    from dfltheory.empirical.recipes import ALGO_DEFAULTS, DEFAULTS
+
     return f" (default: { {**DEFAULTS, **ALGO_DEFAULTS}[key]}, or the recipe's)"
 
 
@@ -70,7 +69,10 @@ def _noting(cls: type) -> type:
 
 
 def register(subparsers) -> None:
-    """Add this pillar's subcommands to the top-level parser."""
+    """Add this pillar's subcommands to the top-level parser (the algorithms a plugin registered among --algo's
+    choices)."""
+    from dfltheory.empirical.algorithms import names
+
     p = subparsers.add_parser(
         "train", help="train one algorithm on federated data (vectorized over clients)",
         description="Train a decentralized (or centralized baseline) FL algorithm; writes config.json, "
@@ -197,7 +199,7 @@ def register(subparsers) -> None:
 
 def parse_data_params(text: str | None) -> dict:
     """'k=v,k=v' -> the data set's keyword options: numbers as int or float, true/false as booleans."""
-    from dfltheory.topology.commands import parse_params
+    from dfltheory.parsing import parse_params
 
     flags = {"true": True, "false": False}
     return {k: flags.get(v.lower(), v) if isinstance(v, str) else v for k, v in parse_params(text).items()}
@@ -416,8 +418,8 @@ def _train(args) -> int:
 
 def _sweep(args) -> int:
     from dfltheory.empirical import sweep
+    from dfltheory.parsing import duration
     from dfltheory.paths import output_dir
-    from dfltheory.topology.commands import duration
 
     spec, out = read_sweep(args.file)
     out = next(o for o in (args.out, out, str(Path("runs") / Path(args.file).stem)) if o is not None)  # '' refused

@@ -372,7 +372,7 @@ def check_size(sweep: Sweep, workers: int = 1, yes: bool = False) -> dict:
     """:meth:`Sweep.estimate`, refused before anything is listed with its numbers: memory beyond what is free always,
     more than :data:`MAX_RUNS` runs or :data:`MAX_SECONDS` unless ``yes``."""
     from dfltheory.empirical.budget import gib, require
-    from dfltheory.topology.commands import duration
+    from dfltheory.parsing import duration
 
     est = sweep.estimate(workers)
     numbers = (f"{est['runs']:,} runs, at least about {duration(est['seconds'])} in {workers} process(es) and "

@@ -11,8 +11,6 @@ import json
 import sys
 
 from dfltheory.pep.command_line import SETTABLE, equivalent_command  # noqa: F401  (re-exported)
-from dfltheory.pep.problem import (ALGORITHMS, GAPS, HETEROGENEITY_AT, MAX_GRAM, count_text, estimate_size,
-                                   metric_text)
 
 EXIT_CODES = """exit codes:
   0  worst case computed (and the bound, where a theorem covers the instance, is above it)
@@ -34,8 +32,10 @@ HORIZONS = (3, 5, 10, 20)
 
 
 def register(subparsers) -> None:
-    """Add the ``pep`` and ``certify`` subcommands."""
+    """Add the ``pep`` and ``certify`` subcommands (the PEP models a plugin registered among their choices)."""
     import argparse
+
+    from dfltheory.pep.problem import ALGORITHMS, GAPS, HETEROGENEITY_AT
 
     p = subparsers.add_parser("pep", help="worst case by performance estimation (PEP) vs the theorem's bound",
                               description=__doc__.split("\n\n")[0], epilog=EXIT_CODES,
@@ -97,6 +97,7 @@ def _register_certify(subparsers) -> None:
     import argparse
 
     from dfltheory.pep.certify import COVERED
+    from dfltheory.pep.problem import ALGORITHMS
 
     p = subparsers.add_parser("certify", help="a bound for every T by a Lyapunov certificate (one-round SDP) vs the "
                                               "worst case and the theorem", description=CERTIFY_DOC,
@@ -188,10 +189,10 @@ def _mixing(args):
     """(W or None, spectral or None, m, lam, description) from the mixing options; W may be an (S, m, m) sequence."""
     import numpy as np
 
+    from dfltheory.parsing import parse_spec
     from dfltheory.pep.mixing import ExplicitMixing
     from dfltheory.pep.sweep import W_lambda
     from dfltheory.topology import build, load_matrix
-    from dfltheory.topology.commands import parse_spec
 
     if args.m is not None and args.m < 2:  # one agent has no mixing (PEPit's centralized methods cover it)
         raise ValueError(f"--m must be at least 2 agents for a decentralized PEP, got {args.m}")
@@ -269,9 +270,9 @@ def _options(args) -> dict:
 
 
 def run(args) -> int:
+    from dfltheory.parsing import jsonable
     from dfltheory.pep.compare import compare
-    from dfltheory.pep.problem import PEPSolveError, worst_case
-    from dfltheory.topology.commands import jsonable
+    from dfltheory.pep.problem import MAX_GRAM, PEPSolveError, count_text, estimate_size, metric_text, worst_case
 
     kw = _options(args)
     if args.figure and not args.sweep:
@@ -342,10 +343,10 @@ def run(args) -> int:
 
 
 def _sweep(args, kw, W, spectral, m, lam, source) -> int:
+    from dfltheory.parsing import jsonable
     from dfltheory.paths import output_file
     from dfltheory.pep.problem import PEPSolveError
     from dfltheory.pep.sweep import plot, sweep
-    from dfltheory.topology.commands import jsonable
 
     name, values = _sweep_values(args)
     if name == "lambda" and args.lam is None and args.lambda_range is None:
@@ -384,9 +385,9 @@ def _sweep(args, kw, W, spectral, m, lam, source) -> int:
 def run_certify(args) -> int:
     """``dfltheory certify``: the floor certificate, then per horizon the certificate optimised there, its bound,
     the fixed-T worst case (T <= --worst-case-max-T) and the theorem's bound, with the ratios."""
+    from dfltheory.parsing import jsonable
     from dfltheory.pep.certify import certificate_table, certify, check_size
     from dfltheory.pep.problem import PEPSolveError
-    from dfltheory.topology.commands import jsonable
 
     kw = _options(args)
     if args.worst_case_max_T < 0:
@@ -426,7 +427,7 @@ def run_certify(args) -> int:
     print(f"{args.algorithm}: m = {m}, K = {s['K']}, Q = {s['Q']}, eta = {s['eta']:g}, L = {s['L']:g}, Delta = "
           f"{s['Delta']:g}, sigma_g = {s['sigma_g']}, B = {s['B']}, rho = {s['rho']:g}{extra}; {source}")
     from dfltheory.pep.certify import POTENTIALS
-    from dfltheory.pep.problem import LIKE
+    from dfltheory.pep.problem import LIKE, metric_text
 
     family, agent, common = POTENTIALS[LIKE.get(args.algorithm, args.algorithm)]
     print(f"  potential '{family}': V_t = a (f(p^t) - f*) + (1/m) sum_i u_i^T P u_i"
@@ -475,9 +476,9 @@ def _tune(args, by: str, T: int | None, m: int, source: str, kw: dict) -> int:
     its floor): the curve over eta, the best step, the theorem's largest step and the objective there."""
     import math
 
+    from dfltheory.parsing import jsonable
     from dfltheory.pep.certify import tune
     from dfltheory.pep.problem import PEPSolveError
-    from dfltheory.topology.commands import jsonable
 
     try:
         out = tune(args.algorithm, m, args.K, args.eta, T, by=by, **kw)

@@ -17,8 +17,7 @@ from __future__ import annotations
 import json
 import math
 
-import numpy as np
-
+from dfltheory.parsing import duration, integer, jsonable, parse_spec
 from dfltheory.topology import checks
 from dfltheory.topology.core import KEYS, NAMES, REGISTRY, analyze, analyze_matrix
 from dfltheory.topology.weights import RULES
@@ -34,41 +33,6 @@ TABLE = (("topology", "topology", "s"), ("weights", "weights", "s"), ("lambda", 
          ("beta", "beta_pi|A", ".4f"), ("kappa", "kappa_pi|A", ".4g"), ("n_eff_0.9", "n_eff(0.9)", ".3g"))
 
 
-def integer(text: str) -> int:
-    """argparse type of a count: an integer, also in exponent form (--n 1e6); 2.5, nan and inf are refused."""
-    try:
-        return int(text)
-    except ValueError:
-        value = float(text)  # a ValueError here is argparse's "invalid integer value: '...'"
-        if not value.is_integer():
-            raise
-        return int(value)
-
-
-def parse_params(text: str | None) -> dict:
-    """'key=value,key=value' -> params; values become int, float, or stay strings (None or '' -> {})."""
-    params = {}
-    for item in filter(None, (text or "").split(",")):
-        key, eq, value = (part.strip() for part in item.partition("="))
-        if not eq or not key:
-            raise ValueError(f"bad parameter {item!r} in {text!r}; write key=value,key=value")
-        for cast in (int, float):
-            try:
-                params[key] = cast(value)
-                break
-            except ValueError:
-                continue
-        else:
-            params[key] = value
-    return params
-
-
-def parse_spec(text: str) -> tuple[str, dict]:
-    """'name:key=value,key=value' -> (name, params) (see :func:`parse_params`)."""
-    name, _, rest = text.partition(":")
-    return name, parse_params(rest)
-
-
 def _fmt(value, spec: str) -> str:
     if value is None:
         return "-"
@@ -79,20 +43,6 @@ def _fmt(value, spec: str) -> str:
     if isinstance(value, float) and math.isinf(value):
         return "inf"
     return format(value, spec)
-
-
-def jsonable(value):
-    if isinstance(value, np.ndarray):
-        return jsonable(value.tolist())
-    if isinstance(value, np.generic):
-        value = value.item()
-    if isinstance(value, float) and math.isinf(value):
-        return "inf" if value > 0 else "-inf"
-    if isinstance(value, dict):
-        return {k: jsonable(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [jsonable(v) for v in value]
-    return value
 
 
 def _run_one(spec: str, args) -> dict:
@@ -153,14 +103,6 @@ def _print_report(r, as_json: bool) -> None:
 #: an analysis over a --horizon above the default estimated to take longer is refused unless confirmed with --yes
 MAX_SECONDS = 600.0
 DEFAULT_HORIZON = 50
-
-
-def duration(seconds: float) -> str:
-    """Seconds as a reader counts them: '40 s', '68.3 minutes', '31.7 years' (an estimate's unit)."""
-    for unit, size in (("years", 365.25 * 86400), ("days", 86400), ("hours", 3600), ("minutes", 60)):
-        if seconds >= 2 * size:
-            return f"{seconds / size:,.3g} {unit}"
-    return f"{seconds:.0f} s"
 
 
 def check_horizon(specs: list[str], n: int, horizon: int, yes: bool) -> None:

@@ -293,8 +293,8 @@ def run_values(run: str | Path) -> dict[str, float]:
     from dfltheory.empirical.algorithms import make
     from dfltheory.empirical.rundir import read_json
     from dfltheory.empirical.runner import ALGO_KEYS
+    from dfltheory.parsing import parse_params
     from dfltheory.topology import analyze
-    from dfltheory.topology.commands import parse_params
 
     cfile = Path(run) / "config.json"
     if not cfile.exists():

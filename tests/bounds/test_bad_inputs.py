@@ -10,7 +10,7 @@ import pytest
 
 from dfltheory import cli
 from dfltheory.bounds import DomainError, catalog, get
-from dfltheory.topology.commands import integer
+from dfltheory.parsing import integer
 
 SAM = ["eta=0.001", "K=5", "T=1000", "L=10", "rho=0.01", "sigma_l=1", "sigma_g=1", "B=1", "f0_minus_fstar=2.3", "Q=1"]
 PGP = ["--topology", "random:k=3", "--n", "10"]
