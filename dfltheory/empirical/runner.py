@@ -235,8 +235,8 @@ def _topology(cfg: dict, algo):
     """The run's topology, drawn with :func:`data_seed` (a random graph belongs to the problem instance, as the data
     and x^0 do: runs that differ in ``seed`` then differ only in their minibatches, the randomness the theorems'
     expectations are over), checked row- or column-stochastic as ``algo`` needs."""
+    from dfltheory.parsing import parse_params
     from dfltheory.topology import build as build_topology
-    from dfltheory.topology.commands import parse_params
 
     topo = build_topology(cfg.get("topology", "ring"), cfg["n"], weights=cfg.get("weights") or "default",
                           seed=data_seed(cfg), **parse_params(cfg.get("topology_params")))

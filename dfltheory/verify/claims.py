@@ -834,7 +834,7 @@ def spectral_gap(cfg: Mapping, seed: int) -> float:
     """1 - lambda of a run's mixing matrices (dfltheory.topology: lambda = ||W - 11^T/m||_2, its mean over rounds
     for a time-varying graph, drawn with the run's data seed as the run draws it)."""
     from dfltheory.topology import analyze
-    from dfltheory.topology.commands import parse_params
+    from dfltheory.parsing import parse_params
 
     a = analyze(cfg["topology"], cfg["n"], weights=cfg.get("weights") or "metropolis", seed=seed,
                 horizon=min(cfg["rounds"], 50), **parse_params(cfg.get("topology_params")))

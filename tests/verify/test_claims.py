@@ -123,7 +123,7 @@ def test_every_topology_of_every_size_builds_with_the_weights_its_algorithm_need
     from dfltheory.empirical import algorithms as A
     from dfltheory.empirical.runner import check_options
     from dfltheory.topology import build
-    from dfltheory.topology.commands import parse_params
+    from dfltheory.parsing import parse_params
 
     seen = set()
     for size in C.SIZES.values():
