@@ -18,6 +18,9 @@ dfltheory itself (a built-in algorithm, paper or theorem) cannot be replaced or 
 reassigned ``ALGORITHMS["dfedsam"]`` trained DFedAvg under DFedSAM's name). A plugin that exits (``sys.exit``) or
 raises at import is named with the line of its own file where that happened.
 
+The built-in papers (:mod:`dfltheory.papers`) are loaded the same way, by module name (:func:`load_builtin`), each
+pillar's part when that pillar's registry is first read.
+
 A bottom-layer module: it imports no pillar itself (the plugin does), so that any layer may call it.
 """
 
@@ -33,6 +36,9 @@ from pathlib import Path
 
 ENV = "DFLTHEORY_PLUGINS"
 GROUP = "dfltheory.papers"
+#: the package of the built-in papers (:mod:`dfltheory.papers`), loaded by name like a plugin: the one import of a
+#: higher layer from below (tests/test_layers.py ``LOADER``)
+BUILTIN = "dfltheory.papers"
 #: the plugins loaded: identity (the resolved file, or the module name) -> (how to load it again, the module)
 _LOADED: dict[str, tuple[str, object]] = {}
 _SEALED: list[Registry] = []  # the registries whose built-in entries are fixed
@@ -211,6 +217,22 @@ def load(spec: str) -> object:
     _LOADED[identity] = (again, module)
     os.environ[ENV] = os.pathsep.join(again for again, _ in _LOADED.values())
     return module
+
+
+def builtin_papers() -> dict[str, str]:
+    """The built-in papers, id -> title, in the seed order (read from their packages' ``__init__``, which register
+    nothing)."""
+    package = importlib.import_module(BUILTIN)
+    return {paper: importlib.import_module(f"{BUILTIN}.{paper}").TITLE for paper in package.BUILTIN}
+
+
+def load_builtin(part: str) -> None:
+    """Register one pillar's part of every built-in paper: import ``dfltheory.papers.<id>.<part>`` by name (as
+    :func:`load` imports a plugin's module) and call its ``register()``, which hands the paper's declarations to
+    the pillar's public ``register_*`` function. Each registry calls this once, when it is first read, then seals
+    what is registered (:meth:`Registry.seal`)."""
+    for paper in builtin_papers():
+        importlib.import_module(f"{BUILTIN}.{paper}.{part}").register()
 
 
 def load_entry_points() -> None:

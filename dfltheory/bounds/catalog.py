@@ -1,30 +1,23 @@
 """The catalog: every theorem, corollary and key lemma by stable id, paper by paper, in a registry that a user's
 own paper extends (:func:`register_paper`; docs/extending.md).
 
-The five built-in papers are registered through the same function, from one module each (``THEOREMS``, and the
-experimental settings ``EXPERIMENTS``), when the catalog is first read; a plugin's paper is registered when the
+The five built-in papers are registered through the same function, from their ``theorems`` modules
+(``dfltheory/papers/<id>/theorems.py``: ``THEOREMS`` and the experimental settings ``EXPERIMENTS``), when the catalog
+is first read (:func:`dfltheory.plugins.load_builtin`); a plugin's paper is registered when the
 plugin is loaded (``dfltheory --plugin FILE``, :mod:`dfltheory.plugins`) and then works in every command.
 """
 
 from __future__ import annotations
 
-import importlib
 import re
 from collections.abc import Iterable
 
 from dfltheory.bounds.theorem import Theorem
-from dfltheory.plugins import Registry
+from dfltheory.plugins import Registry, builtin_papers, load_builtin
 
-#: the built-in papers: id -> title; each has a module ``dfltheory.bounds.<id>``
-BUILTIN = {
-    "dfedsgpsm": "seed 000: DFedSGPSM (push-sum + SAM + momentum on directed graphs)",
-    "dfedsam": "seed 001: DFedSAM and DFedSAM-MGS (SAM + multiple gossip steps)",
-    "dfedcata": "seed 002: DFedCata (Catalyst / Nesterov acceleration)",
-    "dfedpgp": "seed 003: DFedPGP (personalized, directed push-sum)",
-    "dfedadmm": "seed 004: DFedADMM and DFedADMM-SAM (primal-dual)",
-}
-#: every registered paper: id -> title (the built-in ones first, then the plugins' in the order loaded)
-PAPERS: dict[str, str] = Registry("paper", BUILTIN)
+#: every registered paper: id -> title (the built-in ones, :mod:`dfltheory.papers`, first, then the plugins' in the
+#: order loaded)
+PAPERS: dict[str, str] = Registry("paper", builtin_papers())
 PAPERS.seal()  # fixed from the start: a plugin may run before the built-in theorems are first read
 #: paper id -> its experimental settings (:class:`dfltheory.bounds.settings.ExperimentSetting`)
 EXPERIMENTS: dict[str, tuple] = Registry("paper's experimental settings")
@@ -43,10 +36,7 @@ def _load_builtins() -> None:
     if _LOADED:
         return
     _LOADED.append(True)
-    for paper, title in BUILTIN.items():
-        module = importlib.import_module(f"dfltheory.bounds.{paper}")
-        register_paper(paper, title, module.THEOREMS, experiments=getattr(module, "EXPERIMENTS", ()),
-                       sigma_g_form=getattr(module, "SIGMA_G_FORM", None), origin=module.__name__)
+    load_builtin("theorems")  # each built-in paper's theorems module calls register_paper, as a plugin does
     for registry in (PAPERS, EXPERIMENTS, SIGMA_G_FORM, _THEOREMS):
         registry.seal()  # a plugin adds papers and theorems; it cannot replace or remove a built-in one
 

@@ -9,7 +9,7 @@ import pytest
 import sympy as sp
 
 from dfltheory.bounds import get, ids
-from dfltheory.bounds import dfedadmm as M
+from dfltheory.papers.dfedadmm import theorems as M
 from dfltheory.bounds.settings import violations
 
 # A point where every condition of Theorem 1 holds: eta <= 1/(96 K L) = 0.00208, K >= lam/eta = 4, eta <= lam.

@@ -1,7 +1,7 @@
 """DFedCata (seed 002) bounds: hand-computed values, conditions, and the card's testable claims (card §10).
 
 Hand values are computed with plain floats from the LaTeX of the card (§6.3(a), §6.3(d), §6.5), independently of
-the sympy expressions in dfltheory/bounds/dfedcata.py.
+the sympy expressions in dfltheory/papers/dfedcata/theorems.py.
 """
 
 import math
@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from dfltheory.bounds import DomainError, get, ids
-from dfltheory.bounds.dfedcata import EXPERIMENTS, T0_STAR, effective_step, kappa_lambda
+from dfltheory.papers.dfedcata.theorems import EXPERIMENTS, T0_STAR, effective_step, kappa_lambda
 from dfltheory.bounds.settings import violations
 
 # ------------------------------------------------------------------------------------------- hand formulas

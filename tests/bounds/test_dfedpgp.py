@@ -2,7 +2,7 @@
 one where it fails, and the card's testable claims (card section 10) that live on the formulas.
 
 Hand computations use plain python floats written from the LaTeX of the seed, independently of the sympy
-expressions of ``dfltheory.bounds.dfedpgp``. The theorems are looked up in the module itself (not the global
+expressions of ``dfltheory.papers.dfedpgp.theorems``. The theorems are looked up in the module itself (not the global
 catalog), so that these tests depend on this paper only.
 """
 
@@ -15,7 +15,7 @@ import sympy as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dfltheory.bounds import dfedpgp as M
+from dfltheory.papers.dfedpgp import theorems as M
 from dfltheory.bounds import settings as settings_mod
 from dfltheory.bounds.theorem import TAGS, Theorem
 

@@ -14,7 +14,7 @@ import sympy as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dfltheory.bounds import dfedsam as d
+from dfltheory.papers.dfedsam import theorems as d
 from dfltheory.bounds.settings import violations
 from dfltheory.bounds.symbols import DomainError
 

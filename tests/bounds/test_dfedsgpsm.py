@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from dfltheory.bounds import DomainError, get, ids
-from dfltheory.bounds import dfedsgpsm as M
+from dfltheory.papers.dfedsgpsm import theorems as M
 from dfltheory.bounds.settings import violations
 
 S = M.S

@@ -2,7 +2,7 @@
 (issue 25 item 4): the terms from the paper module's public expressions, the algorithm from the public rules."""
 
 from dfltheory.bounds import COMMON, Theorem, get, register_paper
-from dfltheory.bounds import dfedsam as paper
+from dfltheory.papers.dfedsam import theorems as paper
 from dfltheory.empirical import communication as C
 from dfltheory.empirical import rules as R
 from dfltheory.empirical.algorithms import Algorithm, register_algorithm

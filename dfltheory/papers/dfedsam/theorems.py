@@ -485,3 +485,12 @@ EXPERIMENTS = (
            {"T": 500, "Q": 1, "rho": rh}, "L217", "exponential")
       for rh in (0.01, 0.025, 0.05, 0.1, 0.2, 0.4, 0.6, 0.8, 1.0)),
 )
+
+
+def register() -> None:
+    """The paper and its theorems into the catalog, through the function a user's plugin calls."""
+    from dfltheory.bounds.catalog import register_paper
+    from dfltheory.papers.dfedsam import PAPER, TITLE
+
+    register_paper(PAPER, TITLE, THEOREMS, experiments=EXPERIMENTS, sigma_g_form=SIGMA_G_FORM,
+                   origin=__name__)

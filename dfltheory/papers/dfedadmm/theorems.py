@@ -481,3 +481,12 @@ EXPERIMENTS = (
     _exp("ablation_K10", "dfedadmm.thm1", "ablation K = 10 (CIFAR-10, 300 rounds)",
          {"eta": 0.1, "lam_pen": 0.1, "K": 10, "T": 300, "rho": 0.1}, source=_ABL),
 )
+
+
+def register() -> None:
+    """The paper and its theorems into the catalog, through the function a user's plugin calls."""
+    from dfltheory.bounds.catalog import register_paper
+    from dfltheory.papers.dfedadmm import PAPER, TITLE
+
+    register_paper(PAPER, TITLE, THEOREMS, experiments=EXPERIMENTS, sigma_g_form=SIGMA_G_FORM,
+                   origin=__name__)

@@ -402,3 +402,12 @@ EXPERIMENTS = (
              "L193-199, L281")
     for a_ in (0.1, 0.3, 0.5, 0.7, 0.9)
 )
+
+
+def register() -> None:
+    """The paper and its theorems into the catalog, through the function a user's plugin calls."""
+    from dfltheory.bounds.catalog import register_paper
+    from dfltheory.papers.dfedsgpsm import PAPER, TITLE
+
+    register_paper(PAPER, TITLE, THEOREMS, experiments=EXPERIMENTS, sigma_g_form=SIGMA_G_FORM,
+                   origin=__name__)

@@ -638,3 +638,12 @@ EXPERIMENTS = (
              "INTERP: the experiments use 0.1*0.998^t, not c/(tK + k); c = 0.1 K makes the first step equal.",
              Source(SEED, "L67, L235", "Theorem 2, Appendix A-A", "§6.5, §8", "INTERP")),
 )
+
+
+def register() -> None:
+    """The paper and its theorems into the catalog, through the function a user's plugin calls."""
+    from dfltheory.bounds.catalog import register_paper
+    from dfltheory.papers.dfedcata import PAPER, TITLE
+
+    register_paper(PAPER, TITLE, THEOREMS, experiments=EXPERIMENTS, sigma_g_form=None,
+                   origin=__name__)

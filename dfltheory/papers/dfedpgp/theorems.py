@@ -513,3 +513,12 @@ EXPERIMENTS: tuple[ExperimentSetting, ...] = (
         topology=_TOPOLOGY, notes=_EXP_NOTE.format(n=1000, b=8), free=("L_u", "L_v"),
     ),
 )
+
+
+def register() -> None:
+    """The paper and its theorems into the catalog, through the function a user's plugin calls."""
+    from dfltheory.bounds.catalog import register_paper
+    from dfltheory.papers.dfedpgp import PAPER, TITLE
+
+    register_paper(PAPER, TITLE, THEOREMS, experiments=EXPERIMENTS, sigma_g_form=SIGMA_G_FORM,
+                   origin=__name__)
