@@ -124,7 +124,8 @@ class Program:
     update ``s`` in place); ``start(ops, s, p) -> x`` where x is not carried (built from the other slots at every
     round start). ``params``: the hyper-parameters read, with their defaults (None: required). ``queries``: gradient
     calls per local step (at the given params), ``K``: a fixed number of local steps (None: the run's),
-    ``mixing``: "gossip" (a symmetric doubly stochastic W) or "push-sum" (a column-stochastic P, weights w)."""
+    ``mixing``: "gossip" (a symmetric doubly stochastic W) or "push-sum" (a column-stochastic P, weights w);
+    ``keeps_start``: the communication reads ``ops.anchor``, the round-start x (the torch rules keep it a round)."""
 
     name: str
     description: str
@@ -138,6 +139,7 @@ class Program:
     queries: Callable | int = 1
     K: int | None = None
     mixing: str = "gossip"
+    keeps_start: bool = False
 
     def __post_init__(self):
         names = [s.name for s in self.slots]

@@ -120,7 +120,7 @@ def _programs():
     out = [
         Program("dpsgd", "D-PSGD as Lian et al. 2017 wrote it (Algorithm 1): x^{t+1} = W x^t - eta grad f(x^t), the "
                 "gossip and the gradient at the unmixed point in parallel (needs K = 1, Q = 1)",
-                _plain(), _parallel, metric=X_BAR, K=1),
+                _plain(), _parallel, metric=X_BAR, K=1, keeps_start=True),
         Program("dpsgd-atc", "D-PSGD in the adapt-then-combine order: one local gradient step, then one gossip step, "
                 "x^{t+1} = W (x^t - eta grad f(x^t)) (DFedAvg with K = Q = 1; needs K = 1, Q = 1)",
                 _plain(), _gossip, metric=X_BAR, params=dict(gossip), K=1),

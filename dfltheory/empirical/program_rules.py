@@ -1,0 +1,163 @@
+"""The torch interpreter of a step program (:mod:`dfltheory.program`): the engine's local and communication rules.
+
+A client-stacked point is a tensor of shape (m, d) (rows = clients). :class:`ProgramRule` is a
+:class:`~dfltheory.empirical.rules.Transform`: its ``direction`` runs the program's local step on ``ctx`` (the
+engine applies x <- x - eta d), ``round_start`` restarts the slots reset every round, ``round_end`` runs the
+program's. :class:`ProgramComm` is a :class:`~dfltheory.empirical.communication.CommRule` running its
+communication: ``ops.gossip`` multiplies by W (Q times), ``ops.push_sum`` by P with the weights w (``ps_weight``),
+``ops.debias`` divides by w, ``ops.normalize`` is the row-wise g / (||g|| + EPS) of :class:`rules.sam`.
+:func:`algorithm` composes them into an :class:`~dfltheory.empirical.algorithms.Algorithm`; :func:`register` makes a
+program an algorithm of ``train``.
+"""
+
+from __future__ import annotations
+
+import torch
+
+from dfltheory.empirical import communication as C
+from dfltheory.empirical import rules as R
+from dfltheory.program import Program
+
+__all__ = ["ProgramComm", "ProgramRule", "algorithm", "register"]
+
+
+class _LocalOps:
+    """The steps of the local phase on the engine's :class:`rules.StepContext`."""
+
+    def __init__(self, ctx: R.StepContext):
+        self.ctx, self.anchor, self.eta = ctx, ctx.anchor, ctx.lr
+
+    def grad(self, X):
+        return self.ctx.grad(X)
+
+    def normalize(self, G):
+        return G / (G.norm(dim=1, keepdim=True) + R.EPS)
+
+    def debias(self, X):
+        return R.debias(X, self.ctx.state.get("ps_weight"), self.ctx.shared)
+
+    def gossip(self, X, Q=1):
+        raise ValueError("gossip is communication: write it in the program's communicate, not in its local step")
+
+    push_sum = gossip
+
+
+class _CommOps:
+    """The steps of the communication on the engine's :class:`communication.CommContext`."""
+
+    def __init__(self, state: dict, ctx: C.CommContext, fresh: bool):
+        self.state, self.ctx, self.fresh = state, ctx, fresh
+        self.anchor = state.get("x_start")
+
+    def gossip(self, X, Q=1):
+        for q in range(Q):
+            W = self.ctx.W(q if self.fresh else 0)
+            X = self.ctx.mixer(W, X)
+            self.ctx.sent += C.links(W)
+        return X
+
+    def push_sum(self, X):
+        P = self.ctx.W()
+        mixed = self.ctx.mixer(P, X)
+        self.state["ps_weight"] = self.ctx.mixer(P, self.state["ps_weight"])
+        self.ctx.sent += C.links(P)
+        return mixed if self.ctx.shared is None else torch.where(self.ctx.shared, mixed, X)
+
+    def debias(self, X):
+        return R.debias(X, self.state.get("ps_weight"), self.ctx.shared)
+
+    def grad(self, X):
+        raise ValueError("a gradient is a local step: write it in the program's direction, not in its communicate")
+
+    normalize = _LocalOps.normalize
+
+
+def _initial(slot, x):
+    return x.clone() if slot.init == "x0" else torch.zeros_like(x)
+
+
+class ProgramRule(R.Transform):
+    """The program's local rule (module docstring)."""
+
+    def __init__(self, program: Program, params):
+        self.program, self.params, self.name = program, params, program.name
+
+    def init(self, x):
+        return {s.name: _initial(s, x) for s in self.program.carried if s.name != "x"}
+
+    def round_start(self, ctx):
+        for s in self.program.slots:
+            if s.reset:
+                ctx.state[s.name] = _initial(s, ctx.x)
+
+    def direction(self, d, ctx):
+        return self.program.direction(_LocalOps(ctx), ctx.state, self.params)
+
+    def round_end(self, ctx):
+        self.program.round_end(_LocalOps(ctx), ctx.state, self.params)
+        for s in self.program.slots:
+            if s.reset:
+                del ctx.state[s.name]
+
+
+class ProgramComm(C.CommRule):
+    """The program's communication rule (module docstring); ``fresh``: a new W per gossip step (``Q`` of them per
+    round) from a time-varying topology."""
+
+    def __init__(self, program: Program, params, fresh: bool = False):
+        self.program, self.params, self.fresh, self.name = program, params, fresh, f"{program.name}:communicate"
+        self.draws = params.get("Q", 1) if fresh else 1
+
+    def init_state(self, x):
+        rows = {"ps_weight": torch.ones(x.shape[0], 1, dtype=x.dtype, device=x.device)} \
+            if self.program.mixing == "push-sum" else {}
+        if self.program.keeps_start:  # the round-start models X^t, read by the communication (Lian's D-PSGD)
+            rows["x_start"] = x.clone()
+        return rows
+
+    def apply(self, state, cstate, ctx):
+        ops = _CommOps(state, ctx, self.fresh)
+        self.program.communicate(ops, state, self.params)
+        if self.program.start is not None:
+            state["x"] = self.program.start(ops, state, self.params)
+        if self.program.keeps_start:
+            state["x_start"] = state["x"]  # X^{t+1}, where the next round starts (never changed in place)
+
+
+def _aux(program: Program, params):
+    """The metric point p^t = x_bar^t + c (x_bar^t - x_bar^{t-1}) (the engine's auxiliary sequence; x_bar^{t-1} the
+    mean the engine kept before the round, which is also the mean of a ``prev`` slot)."""
+    metric = program.metric
+
+    def aux(xbar, xbar_prev, cstate, lr, K):
+        c = metric.coefficient(type(params)(params, eta=lr, K=K))
+        return {metric.name: xbar + c * (xbar - xbar_prev) if c else xbar.clone()}
+
+    return aux
+
+
+def algorithm(program: Program, params=None, *, fresh: bool = False):
+    """The engine's :class:`~dfltheory.empirical.algorithms.Algorithm` of ``program`` at ``params`` (a dict of the
+    program's hyper-parameters; the program's defaults fill in the others)."""
+    from dfltheory.empirical.algorithms import Algorithm
+
+    p = program.bind(**(params or {}))
+    slot = program.metric.slot
+    x_bar = None if slot == "x" else (lambda state, cstate: state[slot].mean(0))
+    return Algorithm(program.name, ProgramRule(program, p),
+                     ProgramComm(program, p, fresh), K=program.K, params=dict(p),
+                     stochastic="column" if program.mixing == "push-sum" else "row", x_bar=x_bar,
+                     aux=_aux(program, p) if program.metric.name != "x_bar" else None)
+
+
+def register(program: Program, *, origin: str = "") -> None:
+    """Make ``program`` an algorithm of ``train`` (``dfltheory.empirical.algorithms.register_algorithm``): its factory
+    reads the program's hyper-parameters from the run's options (``hp.get(name, default)``)."""
+    from dfltheory.empirical.algorithms import register_algorithm
+
+    def factory(hp):
+        given = {k: hp.get(k, v) for k, v in program.params.items()}
+        return algorithm(program, {k: v for k, v in given.items() if v is not None},
+                         fresh=bool(hp.get("fresh_gossip", False)))
+
+    register_algorithm(program.name, factory, origin=origin)
