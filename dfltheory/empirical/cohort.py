@@ -43,11 +43,14 @@ def _averages(engine, copies: int) -> list[torch.Tensor]:
 
 def run_cohort(cfg: dict, seeds: Sequence[int], out: str | Path, *, rounds: int, eval_every: int = 1,
                checkpoint_every: int | None = None, local_eval: bool = True, finetune: int | None = None,
-               on_round: Callable[[int], None] | None = None) -> dict:
+               on_round: Callable[[int], None] | None = None,
+               final: Callable[[object, Sequence, int], list] | None = None) -> dict:
     """Train (or resume from ``out``) the cohort of ``cfg`` over ``seeds`` for ``rounds`` rounds; returns and
     stores in ``out/records.json`` {"seeds", "records": per copy the list of records, "status": per copy
     'completed' or 'diverged', "finetuned": per copy the personal accuracy after ``finetune`` local steps (None
-    without), "wall_seconds", "rounds"}. A file in ``out`` that cannot be read is replaced by training again."""
+    without), "final": per copy ``final(engine, evaluators, copies)``'s value (a measurement of the trained models,
+    such as the sharpness at each copy's x_bar; None without), "wall_seconds", "rounds"}. A file in ``out`` that
+    cannot be read is replaced by training again."""
     from dfltheory.empirical.finetune import finetune as finetune_models
     from dfltheory.empirical.finetune import personal_accuracy
     from dfltheory.empirical.runner import build_cohort
@@ -95,8 +98,11 @@ def run_cohort(cfg: dict, seeds: Sequence[int], out: str | Path, *, rounds: int,
         m = engine.m // S
         tuned = [personal_accuracy(ev, X[c * m:(c + 1) * m]) if status[c] == "completed" else None
                  for c, ev in enumerate(evaluators)]
+    measured = None
+    if final is not None:
+        measured = [v if status[c] == "completed" else None for c, v in enumerate(final(engine, evaluators, S))]
     result = {"seeds": list(seeds), "rounds": rounds, "records": records, "status": status, "finetuned": tuned,
-              "wall_seconds": wall + time.perf_counter() - start}
+              "final": measured, "wall_seconds": wall + time.perf_counter() - start}
     tmp = out / "records.json.part"
     tmp.write_text(json.dumps(result, allow_nan=True))
     tmp.replace(out / "records.json")

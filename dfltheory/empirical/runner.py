@@ -225,7 +225,7 @@ def _problem(cfg: dict, device: torch.device, initial: bool = True):
     module = M.make_model(name, data.input_shape, data.num_classes)
     if initial and cfg.get("init_weights") is not None:
         note = load_initial_weights(module, name, cfg["init_weights"])
-        if note not in _WARNED:  # once per process
+        if note not in _WARNED and cfg.get("progress", True):  # once per process; not inside verify's runs
             _WARNED.add(note)
             print(f"dfltheory train: initial weights: {note}", file=sys.stderr)
     return data, module, name

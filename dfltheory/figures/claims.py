@@ -29,7 +29,7 @@ def small_note(size: str | None) -> str:
 SCALE = {"test_acc": 100.0, "local_test_acc": 100.0, "local_test_acc_mean": 100.0, "train_loss": 1.0}
 PERCENT = ("test_acc", "local_test_acc")
 #: the data sets' names in the table's group heads, in the order they are shown
-DATA_TITLE = {"digits": "digits", "mnist": "MNIST"}
+DATA_TITLE = {"digits": "digits", "mnist": "MNIST", "fashion-mnist": "Fashion-MNIST"}
 
 
 def _mean_std(arm: dict, metric: str) -> str:
@@ -351,15 +351,20 @@ def register(subparsers) -> None:
     p.add_argument("--quick", action="store_true", help="the quick size (seconds; for tests): 2 rounds, m = 4, 3 seeds")
     sizes = tuple(dict.fromkeys(k for plan in PLANS.values() for k in plan.sizes))
     p.add_argument("--data", choices=tuple(PLANS), default="digits",
-                   help="digits (default: every claim) or mnist (the claims the papers ran on MNIST: "
-                        f"{', '.join(MNIST_CLAIMS)}; the files under --data-root)")
-    p.add_argument("--data-root", default=None, help="where the data set's files are (mnist: DIR/MNIST/raw)")
+                   help="digits (default: every claim), mnist (the claims the papers ran on MNIST: "
+                        f"{', '.join(MNIST_CLAIMS)}) or fashion-mnist (DFedSAM's landscape claim, its Fig. 2: "
+                        "FedAvg flatter than DFedAvg by the Hessian's top eigenvalue at x_bar); the files under "
+                        "--data-root")
+    p.add_argument("--data-root", default=None, help="where the data set's files are (mnist: DIR/MNIST/raw, "
+                                                     "fashion-mnist: DIR/FashionMNIST/raw)")
     p.add_argument("--size", choices=sizes, default=None,
                    help="digits: quick; default (m = 10 and 20, 40 rounds, 5 seeds: minutes on 2 cores, "
                         "underpowered and says so); full (m = 50 and 100, 100 rounds, 10 seeds: about an hour on 2 "
                         "cores, the results in docs/claims-full.json); gpu (m = 100, 500 rounds, 10 seeds, for "
                         "--device cuda). mnist: quick; cpu (the default: m = 100, 300 rounds, the 32-32 MLP, one "
-                        "session on 2 cores); gpu (the papers' settings, for --device cuda). --quick is --size quick")
+                        "session on 2 cores); gpu (the papers' settings, for --device cuda). fashion-mnist: quick; "
+                        "cpu (the default: m = 100, 100 rounds, the 32-32 MLP, 5 seeds: minutes); gpu (1000 "
+                        "rounds, 10 seeds). --quick is --size quick")
     p.add_argument("--jobs", type=int, default=1, help="processes that train runs (one CPU thread each)")
     p.add_argument("--device", default="cpu", help="where runs train: cpu (default), cuda, ...")
     p.add_argument("--json", action="store_true", help="print the whole result as JSON")

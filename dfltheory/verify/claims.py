@@ -87,9 +87,10 @@ RULE = ("each pair by a two-sided t-test ('a > b'; paired over the seeds, which 
 METRICS = {"test_acc": (1, "test accuracy (last round)"),
            "local_test_acc": (1, "the clients' own models' mean test accuracy (last round)"), "train_loss": (-1, "train loss f(x_bar) (last round)"),
            "consensus": (-1, "consensus error (1/m) sum_i ||x_i - x_bar||^2 (last round)"),
-           "rounds_to_target": (-1, "rounds to a test accuracy every run reaches")}
+           "rounds_to_target": (-1, "rounds to a test accuracy every run reaches"),
+           "sharpness": (-1, "lambda_max of the Hessian of f at x_bar (last round; smaller is flatter)")}
 #: the recorded key drawn against rounds for a metric that is not itself recorded
-CURVE = {"rounds_to_target": "test_acc", "local_test_acc": "local_test_acc_mean"}
+CURVE = {"rounds_to_target": "test_acc", "local_test_acc": "local_test_acc_mean", "sharpness": "train_loss"}
 #: the theorem's measured quantity per paper (docs/verify.md), drawn beside the metric
 _QUANTITY = {"dfedsgpsm": "grad_norm_sq", "dfedsam": "grad_norm_sq", "dfedcata": "grad_norm_sq_p",
             "dfedpgp": "grad_norm_sq_u", "dfedadmm": "grad_norm_sq_w"}
@@ -161,7 +162,9 @@ class Claim:
     this one repeats (counted once: :func:`findings`); ``every_round``: measure every round (speed claims, and the
     claims that share their runs); ``paper_setting``, ``paper_rounds``: the data and model, and the rounds, of the
     claim's own table or figure where they are not the paper's main ones (:data:`PAPER_SETTING`, the paper's
-    rounds); the learning-rate path stays the main experiments' (rescaled to the run's rounds)."""
+    rounds); the learning-rate path stays the main experiments' (rescaled to the run's rounds); ``plan``: the one
+    plan it runs in (the landscape claim: Fashion-MNIST), where the digits plan, which runs every other claim, cannot
+    carry it."""
 
     id: str
     paper: str
@@ -182,6 +185,7 @@ class Claim:
     every_round: bool = False
     paper_setting: str = ""
     paper_rounds: int | None = None  # the rounds of its table or figure where not the paper's main ones
+    plan: str = ""  # the one plan (data set) it runs in, where the paper ran it on data only that plan has
 
     def arm(self, label: str) -> Arm:
         return next(a for a in self.arms if a.label == label)
@@ -288,6 +292,16 @@ _BUILTIN: tuple[Claim, ...] = (
           (_arm("K=10", "dfedsam", K=10), _arm("K=2", "dfedsam", K=2)),
           (("K=10", ">", "K=2"),), metric="rounds_to_target", index=("dfedsam.21",), varies=("K",),
           paper_setting="CIFAR-10 and VGG-11 (the ablations)", paper_rounds=500),
+    Claim("dfedsam.landscape", "dfedsam", "§9 Fig. 2 (seed L27-33)",
+          "FedAvg has a flatter loss landscape than DFedAvg in the same setting (DFL is sharper than CFL)",
+          "Fashion-MNIST: two landscape pictures, no number",
+          (_arm("FedAvg", "fedavg", participation=0.1), _arm("DFedAvg", "dfedavg", Q=1, rho=0.0)),
+          (("FedAvg", ">", "DFedAvg"),), metric="sharpness", plan="fashion-mnist",
+          note="sharpness = lambda_max of the Hessian of f at x_bar after the last round (Lanczos on Hessian-vector "
+               "products, dfltheory.verify.landscape), the quantity the pictures show as curvature; the paper's own "
+               "FedAvg samples 10 % of the clients, DFedAvg trains all (card §8); `dfltheory plot landscape RUN` "
+               "draws Li et al.'s filter-normalised slice of one run",
+          paper_setting="Fashion-MNIST, the setting of the paper's main experiments"),
     # ---------------------------------------------------------------- DFedCata (seed 002)
     Claim("dfedcata.beta", "dfedcata", "§9 Table IV, §10.20",
           "the Nesterov coefficient beta helps: accuracy rises with beta up to about 0.8, then plateaus",
@@ -564,7 +578,25 @@ MNIST = Plan("mnist", MNIST_COMMON, MNIST_SIZES, "cpu",
              "MNIST (60,000 training images), Dirichlet(0.3), m = 100, the 200-200 MLP, K = 5 local epochs of batch 128",
              "MNIST and the 200-200 MLP", claims=MNIST_CLAIMS,
              algo_options={"dfedadmm": {"dfedavg": {"weight_decay": 5e-4}}})
-PLANS = {"digits": DIGITS, "mnist": MNIST}
+#: Fashion-MNIST for DFedSAM's landscape claim (seed 001 Fig. 2, L27-33: FedAvg against DFedAvg "with the same
+#: setting", no other detail; dfedsam.md §8 for the main setting: m = 100, Dirichlet 0.3, 5 local epochs of batch 128,
+#: lr 0.1 decayed by 0.998 per round, weight decay 5e-4, FedAvg sampling 10 % of the clients). The split is the
+#: package's documented stratified one (``dfltheory data fetch fashion-mnist``).
+FASHION_COMMON = {**COMMON, "dataset": "fashion-mnist", "model": "mlp", "batch_size": 128}
+FASHION_SIZES = {
+    "quick": ClaimSize(m=4, m_large=4, rounds=2, seeds=3, eval_every=1, model="mlp-small",
+                       deviations=("the quick size: a test of the plumbing, not of the claim",)),
+    "cpu": ClaimSize(m=100, m_large=100, rounds=100, seeds=5, eval_every=20, K=1, model="mlp-small",
+                     deviations=("the cpu size (minutes on 2 cores): the 32-32 MLP, the paper's model being unnamed "
+                                 "for Fig. 2 (its main models are VGG-11 and ResNet-18 on CIFAR)",
+                                 "the cpu size: 100 rounds (the paper's 1000 are its CIFAR runs), 1 local epoch, not 5",
+                                 "the cpu size: 5 seeds per arm")),
+    "gpu": ClaimSize(m=100, m_large=100, rounds=1000, seeds=10, eval_every=50),
+}
+FASHION = Plan("fashion-mnist", FASHION_COMMON, FASHION_SIZES, "cpu",
+               "Fashion-MNIST (the package's stratified 60,000/10,000 split), Dirichlet(0.3), m = 100, K = 5 local "
+               "epochs of batch 128", "Fashion-MNIST", claims=("dfedsam.landscape",))
+PLANS = {"digits": DIGITS, "mnist": MNIST, "fashion-mnist": FASHION}
 
 
 def plan_of(plan: str | Plan) -> Plan:
@@ -665,7 +697,8 @@ def select(papers: Sequence[str] = ("all",), plan: str | Plan = "digits") -> lis
     if bad:
         raise ValueError(f"unknown paper {bad[0]!r}; choose 'all' or any of {', '.join(PAPERS)}")
     chosen = PAPERS if "all" in papers else papers
-    out = [c for c in CLAIMS.values() if c.paper in chosen and (plan.claims is None or c.id in plan.claims)]
+    out = [c for c in CLAIMS.values() if c.paper in chosen and (c.id in plan.claims if plan.claims is not None
+                                                                 else c.plan in ("", plan.name))]
     if not out:
         raise ValueError(f"the {plan.name} plan has no claims of {', '.join(papers)}; it runs "
                          f"{', '.join(plan.claims or ())}")
@@ -713,16 +746,35 @@ CACHE_VERSION = 2
 RENAMED = {"dpsgd": "dpsgd-atc"}
 
 
-def _key(cfg: Mapping, seeds: Sequence[int], finetune: int | None) -> str:
-    blob = json.dumps({"cfg": cfg, "seeds": list(seeds), "finetune": finetune, "_cache": CACHE_VERSION},
-                      sort_keys=True, default=str)
+def _key(cfg: Mapping, seeds: Sequence[int], finetune: int | None, final: str | None = None) -> str:
+    blob = json.dumps({"cfg": cfg, "seeds": list(seeds), "finetune": finetune, "_cache": CACHE_VERSION}
+                      | ({"final": final} if final else {}), sort_keys=True, default=str)
     return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
 
-def _train(cfg: dict, seeds: list[int], out: str, finetune: int | None, data_root: str | None = None) -> dict:
+def sharpness(engine, evaluators, copies: int) -> list[float]:
+    """Per copy of a cohort, lambda_max of the Hessian of f at its x_bar (:mod:`dfltheory.verify.landscape`: Lanczos
+    on Hessian-vector products, on the copy's fixed evaluation batch of 128 training samples per client)."""
+    from dfltheory.empirical.replicas import Copy
+    from dfltheory.verify.landscape import batch_loss, evaluation_batch, top_eigenvalue
+
+    m, out = engine.m // copies, []
+    for c, ev in enumerate(evaluators):
+        x = Copy(engine, c, m).x_bar().detach()
+        f = batch_loss(engine.model, *evaluation_batch(ev, seed=c))
+        out.append(float(top_eigenvalue(f, x)["eigenvalue"]))
+    return out
+
+
+#: metric -> the measurement of the trained models that gives it (:func:`run_cohort`'s ``final``), instead of a record
+FINAL = {"sharpness": sharpness}
+
+
+def _train(cfg: dict, seeds: list[int], out: str, finetune: int | None, data_root: str | None = None,
+           final: str | None = None) -> dict:
     """One cohort (a worker process: one CPU thread); the seeds of an algorithm that couples every client
     (:func:`dfltheory.empirical.runner.coupling`: DFedSGPSM-S) one engine each. ``data_root``: where the data set's
-    files are (not part of the cohort's key)."""
+    files are (not part of the cohort's key); ``final``: a metric of :data:`FINAL` measured on the trained models."""
     import torch
 
     from dfltheory.empirical import algorithms as A
@@ -734,24 +786,27 @@ def _train(cfg: dict, seeds: list[int], out: str, finetune: int | None, data_roo
     if data_root is not None:
         train["data_root"] = data_root
     kw = {"rounds": cfg["rounds"], "eval_every": cfg["eval_every"], "checkpoint_every": 50,
-          "local_eval": cfg.get("local_eval", True), "finetune": finetune}
+          "local_eval": cfg.get("local_eval", True), "finetune": finetune, "final": FINAL.get(final)}
     if not coupling(A.make(cfg["algo"])):
         return run_cohort(train, seeds, out, **kw)
     parts = [run_cohort(train, [s], Path(out) / f"seed{s}", **kw) for s in seeds]
     result = {"seeds": seeds, "rounds": cfg["rounds"], "records": [p["records"][0] for p in parts],
               "status": [p["status"][0] for p in parts], "wall_seconds": sum(p["wall_seconds"] for p in parts),
-              "finetuned": None if finetune is None else [p["finetuned"][0] for p in parts]}
+              "finetuned": None if finetune is None else [p["finetuned"][0] for p in parts],
+              "final": None if final is None else [p["final"][0] for p in parts]}
     (Path(out) / "records.json").write_text(json.dumps(result))  # the cohort is complete (read back per seed)
     return result
 
 
 def _cohorts(chosen: Sequence[Claim], size: ClaimSize, device: str, plan: str | Plan = "digits") -> dict[str, tuple]:
-    """{key: (cfg, seeds, finetune)} of every distinct cohort the claims need."""
+    """{key: (cfg, seeds, finetune, final)} of every distinct cohort the claims need (``final``: the claim's metric
+    where :data:`FINAL` measures it on the trained models, else None)."""
     out = {}
     for claim in chosen:
+        final = claim.metric if claim.metric in FINAL else None
         for arm in claim.arms:
             cfg, seeds = run_config(claim, arm, size, device, plan), seeds_of(arm, size)
-            out[_key(cfg, seeds, arm.finetune)] = (cfg, seeds, arm.finetune)
+            out[_key(cfg, seeds, arm.finetune, final)] = (cfg, seeds, arm.finetune, final)
     return out
 
 
@@ -790,7 +845,7 @@ def estimate(chosen: Sequence[Claim], size: ClaimSize, device: str = "cpu", plan
     plan = plan_of(plan)
     jobs = _cohorts(chosen, size, device, plan)
     flops, evals_flops, params = 0.0, 0.0, {}
-    for cfg, seeds, _ in jobs.values():
+    for cfg, seeds, *_ in jobs.values():
         shape, n_train, n_test = _INPUT[cfg["dataset"]]
         sizes = cfg.get("data_params") or {}
         n_train, n_test = sizes.get("train_size", n_train), sizes.get("test_size", n_test)
@@ -806,7 +861,7 @@ def estimate(chosen: Sequence[Claim], size: ClaimSize, device: str = "cpu", plan
     rate = THROUGHPUT["cpu" if device == "cpu" else "cuda"]
     hours = (flops + evals_flops / EVAL_SPEEDUP) / rate / 3600
     flops += evals_flops
-    return {"cohorts": len(jobs), "runs": sum(len(s) for _, s, _ in jobs.values()), "flops": flops,
+    return {"cohorts": len(jobs), "runs": sum(len(j[1]) for j in jobs.values()), "flops": flops,
             "cpu_hours" if device == "cpu" else "device_hours": hours,
             "hours": hours / (workers if device == "cpu" else 1),
             "assumption": f"{rate:.2g} operations per second per worker ({'measured' if device == 'cpu' else 'assumed'})"}
@@ -876,6 +931,7 @@ def _arm_row(arm: Arm, cfg: dict, result: dict) -> dict:
     ok = all(s == "completed" for s in result["status"])
     return {"label": arm.label, "algo": arm.cfg["algo"], "seeds": result["seeds"], "records": result["records"],
             "status": "completed" if ok else "diverged", "finetune": arm.finetune, "finetuned": result.get("finetuned"),
+            "final": result.get("final"),
             "config": cfg, "wall_seconds": result.get("wall_seconds"),
             "command": f"{train_command({**cfg, 'seed': result['seeds'][0], 'data_seed': result['seeds'][0]})} "
                        f"--out run  (seed s of {result['seeds'][0]}..{result['seeds'][-1]}: --seed s --data-seed s; "
@@ -888,6 +944,8 @@ def _finish_arm(a: dict, metric: str, target: float | None, size: ClaimSize, qua
     of the rounds, and the spectral gap (``gap``)."""
     if a["finetune"] is not None:
         values = list(a["finetuned"] or [])
+    elif metric in FINAL:
+        values = list(a.get("final") or [])
     else:
         values = [_value(rows, metric, target) for rows in a["records"]]
     ok = a["status"] == "completed" and values and all(v is not None and np.isfinite(v) for v in values)
@@ -899,7 +957,8 @@ def _finish_arm(a: dict, metric: str, target: float | None, size: ClaimSize, qua
             "std": float(v.std(ddof=1)) if ok and len(v) > 1 else None,
             "local_values": local if known else None,
             "local_test_acc_mean": float(np.mean(local)) if known else None,
-            "movement": None if a["finetune"] is not None else _movement(a["records"], metric, size.rounds),
+            "movement": None if a["finetune"] is not None or metric in FINAL else _movement(a["records"], metric,
+                                                                                             size.rounds),
             "curve": _curves(a["records"], CURVE.get(metric, metric)), "quantity": _curves(a["records"], quantity),
             "spectral_gap": (float(np.mean([spectral_gap(a["config"], s) for s in a["seeds"][:3]])) if gap else None),
             "status": "completed" if ok else a["status"] if a["status"] != "completed" else "not measured"}
@@ -1071,7 +1130,8 @@ def evaluate(claim: Claim, size: ClaimSize, results: Mapping[str, dict], device:
     inside the claim), the rule's calibration on the paper's own numbers, the claim's verdict and its reason."""
     plan = plan_of(plan)
     cfgs = [run_config(claim, arm, size, device, plan) for arm in claim.arms]
-    raw = [_arm_row(arm, cfg, results[_key(cfg, seeds_of(arm, size), arm.finetune)])
+    final = claim.metric if claim.metric in FINAL else None
+    raw = [_arm_row(arm, cfg, results[_key(cfg, seeds_of(arm, size), arm.finetune, final)])
            for arm, cfg in zip(claim.arms, cfgs)]
     target = target_of(raw) if claim.metric == "rounds_to_target" else None
     in_trend = {lab for t in claim.trends for lab in t.arms}
@@ -1232,8 +1292,12 @@ def run_claims(papers: Sequence[str] = ("all",), size: str | ClaimSize | None = 
     start, cpu_start = time.perf_counter(), _cpu_seconds()
     keys = sorted(jobs, key=lambda k: -jobs[k][0]["n"])  # the largest first: the pool ends evenly
     cached = sum((root / k / "records.json").exists() for k in keys)
-    results = dict(zip(keys, pool_map(_train, [(jobs[k][0], jobs[k][1], str(root / k), jobs[k][2], data_root)
-                                               for k in keys], workers, progress)))
+    from dfltheory.empirical import rundir
+
+    root.mkdir(parents=True, exist_ok=True)
+    with rundir.lock(root, "the claims cache", Path(out) / ".cohorts.lock"):  # a second claims run on it is refused
+        results = dict(zip(keys, pool_map(_train, [(jobs[k][0], jobs[k][1], str(root / k), jobs[k][2], data_root,
+                                                    jobs[k][3]) for k in keys], workers, progress)))
     rows = [evaluate(claim, size, results, device, plan) for claim in chosen]
     policy = study_wide(rows)
     name = next((k for k, v in plan.sizes.items() if v == size), "custom")

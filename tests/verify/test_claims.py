@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 import json
 import re
+import math
 from dataclasses import replace
 from pathlib import Path
 
@@ -160,6 +161,17 @@ def test_rounds_to_target_uses_a_target_every_run_reaches():
     assert C._value(rows, "rounds_to_target", 0.72) == 4 and C._value(slow, "rounds_to_target", 0.72) == 8
     assert C.target_of([{"records": [[{"round": 0, "test_acc": 0.25}]]}]) is None  # below TARGET_MIN: not testable
     assert C._value(rows, "test_acc", None) == 0.95
+
+
+def test_a_claims_cache_held_by_another_process_is_refused(quick):
+    """Two claims runs never train into one cache together (its lock, as ``sweep`` locks a run cache)."""
+    import fcntl
+
+    out, _ = quick
+    with open(out / ".cohorts.lock", "a+") as other:  # another open file: flock treats it as another process
+        fcntl.flock(other, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        with pytest.raises(ValueError, match="being written by another process"):
+            C.run_claims(["dfedpgp"], "quick", out)
 
 
 def test_a_second_call_trains_nothing(quick):
@@ -737,3 +749,30 @@ def test_the_cohort_key_hashes_the_cache_version(monkeypatch):
     now = C._key(cfg, [0, 1], None)
     monkeypatch.setattr(C, "CACHE_VERSION", 1)
     assert C._key(cfg, [0, 1], None) != now
+
+
+def _tiny_fashion():
+    """The Fashion-MNIST plan on generated stand-in images (nothing read or downloaded)."""
+    return replace(C.FASHION, common={**C.FASHION_COMMON, "data_params": {"fake": True, "train_size": 240,
+                                                                          "test_size": 60}})
+
+
+def test_the_landscape_claim_runs_on_fashion_mnist_only_and_judges_the_sharpness_of_each_seed(tmp_path):
+    """Issue 34 item 3: DFedSAM's Fig. 2 as a claim: FedAvg against DFedAvg in the same setting, each seed's value
+    the top Hessian eigenvalue of f at its x_bar after training (measured on the trained cohort, cached with it)."""
+    assert "dfedsam.landscape" not in [c.id for c in C.select(["all"], "digits")]
+    assert [c.id for c in C.select(["all"], "fashion-mnist")] == ["dfedsam.landscape"]
+    result = C.run_claims(["dfedsam"], "quick", tmp_path, plan=_tiny_fashion())
+    (row,) = result["claims"]
+    assert row["metric"] == "sharpness" and row["pairs"][0]["a"] == "FedAvg"
+    for arm in row["arms"]:
+        assert len(arm["values"]) == 3 and all(v > 0 and math.isfinite(v) for v in arm["values"])
+        assert arm["config"]["dataset"] == "fashion-mnist"
+    by = {a["label"]: a for a in row["arms"]}
+    assert by["FedAvg"]["config"]["participation"] == 0.1 and by["DFedAvg"]["config"]["Q"] == 1
+    assert row["verdict"] in S.VERDICTS
+    again = C.run_claims(["dfedsam"], "quick", tmp_path, plan=_tiny_fashion())
+    assert again["cohorts_trained"] == 0 and again["claims"][0]["arms"][0]["values"] == row["arms"][0]["values"]
+    cfg = C.run_config(C.CLAIMS["dfedsam.landscape"], C.CLAIMS["dfedsam.landscape"].arms[0], C.FASHION.sizes["quick"],
+                       plan="fashion-mnist")
+    assert C._key(cfg, [0], None, "sharpness") != C._key(cfg, [0], None)  # the measurement is part of the cohort
