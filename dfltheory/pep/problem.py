@@ -136,11 +136,7 @@ def register_pep_model(name: str, like: str, description: str, *, theorem: str |
     if like not in ALGORITHMS or like in LIKE:
         raise ValueError(f"{where}PEP model {name!r}: like={like!r} is not a built-in model; give one of "
                          f"{', '.join(k for k in ALGORITHMS if k not in LIKE)}")
-    if theorem is not None:
-        from dfltheory.bounds import catalog
-
-        if theorem not in catalog():
-            raise ValueError(f"{where}PEP model {name!r}: unknown theorem {theorem!r}; register its paper first")
+    _check_theorem(name, METRICS[like], theorem, where)
     ALGORITHMS[name] = (ALGORITHMS[like][0], description)
     METRICS[name] = METRICS[like]
     if like in _POINT:
@@ -165,13 +161,9 @@ def register_program(program, *, theorem: str | None = None, metric: str | None 
     if name in ALGORITHMS:
         raise ValueError(f"{where}PEP model name {name!r} is taken; choose another name")
     if metric is not None and metric != program.metric.kind:
-        raise ValueError(f"{where}program {name!r} measures the {program.metric.kind!r} of ||grad f(p^t)||^2 but its "
-                         f"theorem bounds the {metric!r}; declare Metric({metric!r}, ...) or the theorem's quantity")
-    if theorem is not None:
-        from dfltheory.bounds import catalog
-
-        if theorem not in catalog():
-            raise ValueError(f"{where}PEP model {name!r}: unknown theorem {theorem!r}; register its paper first")
+        raise ValueError(f"{where}program {name!r} measures the {program.metric.kind!r} of ||grad f(p^t)||^2, not the "
+                         f"{metric!r}; declare Metric({metric!r}, ...)")
+    _check_theorem(name, program.metric.kind, theorem, where)
     from dfltheory.empirical.program_rules import register as train_rules
 
     add(program, origin=origin)
@@ -181,6 +173,40 @@ def register_program(program, *, theorem: str | None = None, metric: str | None 
     if program.metric.kind != "min" or program.metric.extrapolation is not None:
         _POINT[name] = program.metric.text
     THEOREM_OF[name] = theorem
+
+
+def quantity_kind(text: str) -> str | None:
+    """What a theorem's left-hand side (its ``quantity``, in words) takes over the rounds: 'min' (min_t ...),
+    'average' ((1/T) sum_t ...) or 'last' (the value at round T); None where the words say none of these."""
+    words = " ".join(text.lower().split())
+    if words.startswith("min") or "min_t" in words or "min_{" in words:
+        return "min"
+    if words.startswith("(1/t) sum") or words.startswith("1/t sum"):
+        return "average"
+    if any(k in text for k in ("^{T-1})||", "^T)||", "^{T})||")) or "last iterate" in words:
+        return "last"
+    return None
+
+
+#: PEP quantity -> the theorem quantities that bound it (min_t g_t <= the average and <= the last value): a theorem
+#: may be compared with a PEP model whose quantity is at most its left-hand side, pointwise
+BOUNDED_BY = {"min": ("min", "average", "last"), "average": ("average",), "last": ("last",)}
+
+
+def _check_theorem(name, kind, theorem, where=""):
+    """Refuse a theorem that is unknown, or whose left-hand side does not bound the model's quantity ``kind``
+    (:data:`BOUNDED_BY`): a worst case above such a theorem's bound would be no counter-example."""
+    if theorem is None:
+        return
+    from dfltheory.bounds import catalog
+
+    if theorem not in catalog():
+        raise ValueError(f"{where}PEP model {name!r}: unknown theorem {theorem!r}; register its paper first")
+    lhs = quantity_kind(catalog()[theorem].quantity)
+    if lhs is not None and lhs not in BOUNDED_BY[kind]:
+        raise ValueError(f"{where}PEP model {name!r} bounds the {kind} over t of ||grad f(p^t)||^2, but {theorem} "
+                         f"bounds the {lhs} ({catalog()[theorem].quantity!r}), which does not bound it; attach a "
+                         f"theorem on the {kind}, or declare the program's Metric({lhs!r}, ...)")
 
 
 def program_of(algorithm: str):
