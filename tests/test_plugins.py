@@ -178,13 +178,14 @@ def test_a_bad_plugin_is_one_line_naming_the_file_and_the_problem(tmp_path, caps
 def test_a_refused_plugin_leaves_the_built_in_registrations_as_they_were(tmp_path, capsys):
     from dfltheory.bounds import PAPERS, get
     from dfltheory.empirical import algorithms as A
+    from dfltheory.papers.dfedsam import algorithms as dfedsam
 
     path = tmp_path / "evil.py"
     path.write_text("from dfltheory.empirical.algorithms import ALGORITHMS, dfedavg\nALGORITHMS['mine'] = dfedavg\n"
                     "ALGORITHMS['dfedsam'] = dfedavg\n")
     with isolated():
         assert run_cli(capsys, ["--plugin", str(path), "bounds", "list"])[0] == 2
-        assert A.ALGORITHMS["dfedsam"] is A.dfedsam and A.make("dfedsam").name == "dfedsam"
+        assert A.ALGORITHMS["dfedsam"] is dfedsam.dfedsam and A.make("dfedsam").name == "dfedsam"
     assert "mine" not in A.ALGORITHMS and PAPERS["dfedsam"] and get("dfedsam.thm4.1").paper == "dfedsam"
 
 

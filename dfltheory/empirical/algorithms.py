@@ -1,4 +1,6 @@
-"""The algorithms of the six cards as (local rule, communication rule) pairs; each reads like its pseudocode.
+"""The algorithms of the six cards as (local rule, communication rule) pairs; each reads like its pseudocode. The
+baselines are defined here; a paper's own algorithms (dfedsam, dfedsgpsm, ...) in ``dfltheory/papers/<id>/algorithms.py``,
+registered through :func:`register_algorithm` when this module is imported (:func:`dfltheory.plugins.load_builtin`).
 
 | name          | local rule                                  | communication                  | source |
 |---------------|---------------------------------------------|--------------------------------|--------|
@@ -27,13 +29,13 @@ from __future__ import annotations
 import re
 
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 import torch
 
 from dfltheory.empirical import communication as C
 from dfltheory.empirical import rules as R
-from dfltheory.plugins import Registry
+from dfltheory.plugins import Registry, load_builtin
 
 
 @dataclass
@@ -63,54 +65,19 @@ class Algorithm:
         return R.debias(state["x"], state.get("ps_weight"), shared)
 
 
-def _decay(hp: dict) -> list[R.Transform]:
+def decay_rule(hp: dict) -> list[R.Transform]:
     """Optional L2 weight decay (``weight_decay``)."""
     return [R.weight_decay(hp["weight_decay"])] if hp.get("weight_decay") else []
 
 
-def _clip(hp: dict, eps: float = R.EPS) -> list[R.Transform]:
+def clip_rule(hp: dict, eps: float = R.EPS) -> list[R.Transform]:
     """Optional clipping of the local direction (``clip``)."""
     return [R.clip(hp["clip"], eps)] if hp.get("clip") else []
 
 
-def _extras(hp: dict) -> list[R.Transform]:
+def extras(hp: dict) -> list[R.Transform]:
     """Optional modifiers shared by every algorithm: weight decay, then clipping."""
-    return _decay(hp) + _clip(hp)
-
-
-def _oracle(rho: float | None) -> R.Transform:
-    return R.sam(rho) if rho is not None else R.gradient()
-
-
-def _admm_aux(lam: float):
-    """w^t = x_bar^t + ((1 - gamma)/gamma)(x_bar^t - x_bar^{t-1}), gamma = 1 - (1 - eta/lam)^K.
-
-    Card dfedadmm §2 and §6.1 (Lemma 9, seed 004 L593-604). With local epochs K is the clients' mean step count;
-    where 1 - eta/lam < 0 (lam < eta) its power needs an integer K, so K is rounded there (a real number, never a
-    complex one).
-    """
-
-    def aux(xbar, xbar_prev, cstate, lr, K):
-        base = 1.0 - lr / lam
-        gamma = 1.0 - base ** (K if base >= 0 else round(K))
-        if gamma == 0:
-            return {}
-        return {"w": xbar + (1.0 - gamma) / gamma * (xbar - xbar_prev)}
-
-    return aux
-
-
-def _cata_aux(beta: float, mode: str):
-    """p^t = a_bar^t + beta/(1 - beta)(a_bar^t - a_bar^{t-1}) (card dfedcata §2, Lemma 6; mode B).
-
-    Mode A's mean recursion has no momentum (card §6.1 L4), so there p^t = a_bar^t.
-    """
-
-    def aux(xbar, xbar_prev, cstate, lr, K):
-        a, a_prev = cstate["agg_mean"], cstate["agg_mean_prev"]
-        return {"p": a + beta / (1 - beta) * (a - a_prev) if mode == "B" else a.clone()}
-
-    return aux
+    return decay_rule(hp) + clip_rule(hp)
 
 
 def _server(hp: dict) -> C.CommRule:
@@ -122,7 +89,7 @@ def dpsgd(hp):
     x_i <- sum_l w_il x_l - eta grad F_i(x_i; xi_i), the gradient at the unmixed point, mixing and step in parallel
     (:class:`~dfltheory.empirical.communication.parallel_gossip`; cards dfedcata §3.3, dfedsgpsm §3.3). With local
     epochs one epoch, the papers' baseline setting (dfedsgpsm.md §8, seed 000 L275; dfedsam.md B.3)."""
-    return Algorithm("dpsgd", R.sgd(*_extras(hp)), C.parallel_gossip(), K=1)
+    return Algorithm("dpsgd", R.sgd(*extras(hp)), C.parallel_gossip(), K=1)
 
 
 def dpsgd_atc(hp):
@@ -130,152 +97,51 @@ def dpsgd_atc(hp):
     stepped models (card dfedsam §3.3 [INTERP of the standard form]; DFedAvg with K = 1, the model the PEP's
     ``dpsgd`` and DFedSAM Theorem 4.1 at rho = 0 describe). ``dpsgd`` was this order before issue 32; its runs are
     this algorithm's, number for number."""
-    return Algorithm("dpsgd-atc", R.sgd(*_extras(hp)), C.gossip(), K=1)
+    return Algorithm("dpsgd-atc", R.sgd(*extras(hp)), C.gossip(), K=1)
 
 
 def dfedavg(hp):
     """K local SGD steps, then x_i^{t+1} = sum_l w_il x_{l,K}^t (card dfedadmm §3.3; DFedSAM with rho = 0)."""
-    return Algorithm("dfedavg", R.sgd(*_extras(hp)), C.gossip())
+    return Algorithm("dfedavg", R.sgd(*extras(hp)), C.gossip())
 
 
 def dfedavgm(hp):
     """DFedAvg with local heavy-ball momentum (0.9 in all papers; card dfedsam §8)."""
-    return Algorithm("dfedavgm", R.sgd(R.momentum(hp.get("momentum", 0.9)), *_extras(hp)), C.gossip(),
+    return Algorithm("dfedavgm", R.sgd(R.momentum(hp.get("momentum", 0.9)), *extras(hp)), C.gossip(),
                      params={"momentum": hp.get("momentum", 0.9)})
-
-
-def dfedsam(hp):
-    """Algorithm 1 with Q = 1: y <- y - eta grad F(y + rho g/||g||) (eq. (3)); X^{t+1} = W Z^t (eq. (4))."""
-    rho = hp.get("rho", 0.01)
-    return Algorithm("dfedsam", R.chain(R.sam(rho), *_extras(hp)), C.gossip(), params={"rho": rho})
-
-
-def dfedsam_mgs(hp):
-    """Algorithm 1 with Q gossip steps replacing eq. (4): X^{t+1} = W^Q Z^t (eq. (5), (14); card §3.1)."""
-    rho, Q = hp.get("rho", 0.01), hp.get("Q", 4)
-    return Algorithm("dfedsam-mgs", R.chain(R.sam(rho), *_extras(hp)),
-                     C.multi_gossip(Q, fresh=hp.get("fresh_gossip", False)), params={"rho": rho, "Q": Q})
-
-
-def _dfedadmm(name, rho, hp):
-    lam = hp.get("lam", 0.1)
-    return Algorithm(name, R.chain(_oracle(rho), R.admm_dual(lam), *_extras(hp)), C.gossip(),
-                     params={"lam": lam, "rho": rho}, aux=_admm_aux(lam))
-
-
-def dfedadmm(hp):
-    """Seed 004 Algorithm 1: x <- x - eta(g - ghat + (x - x^t)/lam); ghat, z = x_K - lam ghat_old; X^{t+1} = W Z."""
-    return _dfedadmm("dfedadmm", None, hp)
-
-
-def dfedadmm_sam(hp):
-    """DFedADMM with the SAM gradient (box lines 10-13), rho = 0.1 in the experiments (card dfedadmm §8)."""
-    return _dfedadmm("dfedadmm-sam", hp.get("rho", 0.1), hp)
-
-
-def dfedcata(hp):
-    """Card dfedcata §3.1: local x <- x - eta(g + lam_pen (x - y_i) + wd x); aggregation with Nesterov (mode A or B).
-
-    The direction is built as the public code builds it (card §3.2 items 3-4; client/dfedcata.py): the gradient
-    of CE + lamb * (-<x, y_i>) is g - lam_pen y_i, clipped with clip_grad_norm_ (eps 1e-6) when ``clip`` is set,
-    and SGD's weight decay then adds (lam_pen + wd) x after the clipping. Unclipped this is the card's step.
-    """
-    lam_pen, beta, mode = hp.get("lam_pen", 0.05), hp.get("beta", 0.9), hp.get("mode", "A")
-    decay = lam_pen + hp.get("weight_decay", 0.0)
-    local = R.chain(R.gradient(), R.anchor_pull(lam_pen), *_clip(hp, R.TORCH_CLIP_EPS),
-                    *([R.weight_decay(decay)] if decay else []))
-    return Algorithm("dfedcata", local,
-                     C.nesterov_extrapolation(beta, mode), params={"lam_pen": lam_pen, "beta": beta, "mode": mode},
-                     x_bar=lambda state, cstate: cstate["agg_mean"], aux=_cata_aux(beta, mode))
 
 
 def fedavg(hp):
     """Sampled clients run K SGD steps; the server averages them (global lr 1)."""
-    return Algorithm("fedavg", R.sgd(*_extras(hp)), _server(hp), participation=hp.get("participation", 0.1),
+    return Algorithm("fedavg", R.sgd(*extras(hp)), _server(hp), participation=hp.get("participation", 0.1),
                      decentralized=False)
 
 
 def fedprox(hp):
     """FedAvg on the local objective f_i(x) + (mu/2)||x - x^t||^2."""
     mu = hp.get("mu", 0.01)
-    return Algorithm("fedprox", R.sgd(R.proximal(mu), *_extras(hp)), _server(hp),
+    return Algorithm("fedprox", R.sgd(R.proximal(mu), *extras(hp)), _server(hp),
                      participation=hp.get("participation", 0.1), decentralized=False, params={"mu": mu})
 
 
 def fedsam(hp):
     """FedAvg with local SAM steps (Qu et al. 2022); rho = 0.1 as in card dfedadmm §8."""
     rho = hp.get("rho", 0.1)
-    return Algorithm("fedsam", R.chain(R.sam(rho), *_extras(hp)), _server(hp),
+    return Algorithm("fedsam", R.chain(R.sam(rho), *extras(hp)), _server(hp),
                      participation=hp.get("participation", 0.1), decentralized=False, params={"rho": rho})
 
 
 def scaffold(hp):
     """SCAFFOLD with option-II control variates and global lr 1."""
-    return Algorithm("scaffold", R.sgd(R.scaffold_correction(), *_extras(hp)),
+    return Algorithm("scaffold", R.sgd(R.scaffold_correction(), *extras(hp)),
                      C.chain_comm(_server(hp), C.scaffold_control()),
                      participation=hp.get("participation", 0.1), decentralized=False)
-
-
-def dfedsgpsm(hp):
-    """Card dfedsgpsm §3.1 (seed 000 L80-108): K steps x <- x - eta v, v <- alpha v + SAM grad at z = x/w
-    (momentum reset each round), then push-sum x <- P x, w <- P w with a column-stochastic P."""
-    rho, alpha = hp.get("rho", 0.1), hp.get("momentum", 0.9)
-    return Algorithm("dfedsgpsm", R.chain(R.sam(rho), R.momentum(alpha), *_extras(hp)), C.push_sum(),
-                     params={"rho": rho, "momentum": alpha}, stochastic="column")
-
-
-def dfedsgpsm_s(hp):
-    """DFedSGPSM-S (seed 000 App. A.1, L285-289; card dfedsgpsm §3.2): DFedSGPSM whose out-neighbours are drawn each
-    round with p(b_ij) proportional to exp(|f_i - f_j|) from the clients' losses (topology 'neighbour-selection')."""
-    return replace(dfedsgpsm(hp), name="dfedsgpsm-s", comm=C.loss_selected_push_sum(), topology="neighbour-selection")
-
-
-def _personal_split(layers):
-    """Personal mask of DFedPGP: the named layers, by default the last Linear layer (the classifier head v, u the
-    feature extractor; seed 003 L73, L90, L187); 'none' (or ()) makes every parameter shared."""
-
-    def split(model):
-        if layers is None:
-            names = [model.last_linear()]
-        else:
-            names = [] if layers == "none" else layers.split(",") if isinstance(layers, str) else list(layers)
-        mask = model.parameter_mask(names)
-        if mask.all():
-            raise ValueError("DFedPGP needs shared parameters, but every layer is personal; choose fewer personal "
-                             "layers (--personal) or a model with more than one layer (e.g. --model mlp)")
-        return mask
-
-    return split
-
-
-def dfedpgp(hp):
-    """DFedPGP (seed 003 Algorithm 1, L90-100; card dfedpgp §3.1): K_v steps on the personal v with u frozen at
-    z = u/mu, then K_u = K steps on the shared u at z = u/mu with v^{t+1} fixed, then push-sum of (u, mu) only;
-    v is never sent. Plain SGD as in the theory by default; ``momentum`` > 0 is the experiments' SGD with momentum
-    (seed 003 L189), one optimizer per phase (``rules.momentum`` with ``moving``)."""
-    K_v, lr_v, layers, beta = hp.get("K_v", 1), hp.get("lr_v"), hp.get("personal"), hp.get("momentum", 0.0)
-    phases = R.alternating(K_v)
-    # as one SGD optimizer per phase: the moving part's gradient clipped, then momentum, then eta_v
-    local = R.chain(R.gradient(), *_decay(hp), phases, *_clip(hp),
-                    *([R.momentum(beta, moving=phases.moving)] if beta else []),
-                    *([R.personal_lr(phases, lr_v)] if lr_v is not None else []))
-    return Algorithm("dfedpgp", local, C.push_sum(),
-                     params={"K_v": K_v, "lr_v": lr_v, "personal": layers, "momentum": beta}, stochastic="column",
-                     K_v=K_v, split=_personal_split(layers))
-
-
-def dfedpgp_pull(hp):
-    """DFedPGP as its experiments run it (seed 003 L362-366, eq. (6); card dfedpgp §7, §11 A2): client i pulls u from
-    its in-neighbours and itself with p_ij = 1/(n + 1) (weights 'uniform' on topology 'random' with direction=in), a
-    row-stochastic P. The push-sum weights then stay mu = P 1 = 1, so z = u and the rule is plain pull gossip of u;
-    the local phases are DFedPGP's."""
-    return replace(dfedpgp(hp), name="dfedpgp-pull", stochastic="row")
 
 
 def sgp(hp):
     """SGP (Assran et al. 2019; card dfedsgpsm §3.3): one SGD step on x with the gradient at z = x/w (with local
     epochs one epoch, the papers' setting, seed 000 L275), push-sum."""
-    return Algorithm("sgp", R.sgd(*_extras(hp)), C.push_sum(), K=1, stochastic="column")
+    return Algorithm("sgp", R.sgd(*extras(hp)), C.push_sum(), K=1, stochastic="column")
 
 
 #: every registered algorithm: name -> factory(hp) -> Algorithm (the built-in ones, fixed, then the plugins')
@@ -359,12 +225,9 @@ class _Reads(dict):
 
 
 for _name, _factory in {
-    "dpsgd": dpsgd, "dpsgd-atc": dpsgd_atc, "dfedavg": dfedavg, "dfedavgm": dfedavgm, "dfedsam": dfedsam,
-    "dfedsam-mgs": dfedsam_mgs,
-    "dfedadmm": dfedadmm, "dfedadmm-sam": dfedadmm_sam, "dfedcata": dfedcata,
-    "fedavg": fedavg, "fedprox": fedprox, "fedsam": fedsam, "scaffold": scaffold,
-    "dfedsgpsm": dfedsgpsm, "sgp": sgp, "dfedsgpsm-s": dfedsgpsm_s, "dfedpgp": dfedpgp,
-    "dfedpgp-pull": dfedpgp_pull,
+    "dpsgd": dpsgd, "dpsgd-atc": dpsgd_atc, "dfedavg": dfedavg, "dfedavgm": dfedavgm, "fedavg": fedavg,
+    "fedprox": fedprox, "fedsam": fedsam, "scaffold": scaffold, "sgp": sgp,
 }.items():
     register_algorithm(_name, _factory, origin=__name__)
+load_builtin("algorithms")  # the papers' own algorithms (dfltheory/papers/<id>/algorithms.py), registered the same way
 ALGORITHMS.seal()  # a plugin adds algorithms; it cannot replace or remove a built-in one

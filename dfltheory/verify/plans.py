@@ -16,6 +16,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
+from dfltheory.plugins import load_builtin
+
 
 @dataclass(frozen=True)
 class Target:
@@ -81,85 +83,9 @@ UNDIRECTED = (Topo("ring", "metropolis"), Topo("exponential", "metropolis"), Top
 DIRECTED = (Topo("k-out", "push-sum", {"k": 3}), Topo("random", "push-sum", {"k": 1}),
             Topo("exponential-directed", "push-sum"))
 
-SAM = {"rho": 0.01}
-
 #: the verification plan of every paper that has one, by paper: read it through :func:`plans`
 PLANS: dict[str, PaperPlan] = {}
-_BUILTIN: dict[str, PaperPlan] = {
-    "dfedsgpsm": PaperPlan(
-        "dfedsgpsm", "synthetic-robust", "eta", K=4, pushsum=True, rate="dfedsgpsm.cor1.exact",
-        informative_problems=("synthetic-robust-common",),
-        symbols={"alpha": 0.5, "rho": 0.01}, config={"alpha": "momentum", "rho": "rho"},
-        topologies=DIRECTED,
-        targets=(Target("dfedsgpsm.thm1", "dfedsgpsm", "avg", main=True),
-                 Target("dfedsgpsm.thm1.corrected", "dfedsgpsm", "avg"),
-                 Target("dfedsgpsm.thm1.consistent", "dfedsgpsm", "avg"),
-                 Target("dfedsgpsm.thm1.alpha_tilde", "dfedsgpsm", "avg"))),
-    "dfedsam": PaperPlan(
-        "dfedsam", "synthetic-robust", "eta", K=4, rate="dfedsam.cor4.1.1.derived",
-        informative_problems=("synthetic-robust-common",),
-        # the proofs bound the stochastic gradients at perturbed points, grad F_i(y + delta; xi), by B (seed 001 eq.
-        # (21), (29); card dfedsam.md §4, §11 item 13), which Assumption 3 (true gradients) does not cover:
-        # B_sample bounds every one-sample gradient everywhere (4.1 x B on synthetic-robust; T* 1049 -> 1145)
-        constant_of={"B": "B_sample"},
-        # the printed statement bounds min_{1<=t<=T}; the proof bounds the average over t and then uses min <= average
-        # (card dfedsam.md §2, seed L540-542): both are judged, labelled
-        proof_measure={t: "avg" for t in ("dfedsam.thm4.1", "dfedsam.thm4.1.E2", "dfedsam.thm4.1.proofE2",
-                                          "dfedsam.thm4.1.proofE3", "dfedsam.thm4.1.corrected",
-                                          "dfedsam.thm4.1.corrected_consensus", "dfedsam.thm4.1.tight")},
-        symbols={"rho": 0.01, "Q": 1}, config={"rho": "rho"},
-        topologies=UNDIRECTED,
-        targets=(Target("dfedsam.thm4.1", "dfedsam", "min", main=True),
-                 Target("dfedsam.thm4.1.E2", "dfedsam", "min"),
-                 Target("dfedsam.thm4.1.proofE2", "dfedsam", "min"),
-                 Target("dfedsam.thm4.1.proofE3", "dfedsam", "min"),
-                 Target("dfedsam.thm4.1.corrected", "dfedsam", "min"),
-                 Target("dfedsam.thm4.1.corrected_consensus", "dfedsam", "min"),
-                 Target("dfedsam.thm4.1.tight", "dfedsam", "min"))),
-    "dfedcata": PaperPlan(
-        "dfedcata", "synthetic-robust", "eta", K=4, rate="dfedcata.cor1",
-        informative_problems=("synthetic-robust-common",),
-        symbols={"beta": 0.5, "lam_pen": 0.05, "lam_pen_inv": 20.0, "Delta0": 0.0},
-        config={"beta": "beta", "lam_pen": "lam_pen"},
-        topologies=UNDIRECTED,
-        untestable={"dfedcata.thm2": (
-            "Theorem 2's printed formula is lost (seed L67-70, card §6.5): the catalog holds a Hardt-type template "
-            "whose topology factor Gamma_lam has no formula in the paper, for the decaying step c/(tK + k) and a "
-            "loss bounded by U; no number can be compared with a measured stability gap")},
-        targets=(Target("dfedcata.thm1", "dfedcata", "avg_p", {"mode": "B"}, main=True),
-                 Target("dfedcata.thm1.consensus", "dfedcata", "avg_p", {"mode": "B"}),
-                 Target("dfedcata.thm1.invpen", "dfedcata", "avg_p", {"mode": "B"}),
-                 Target("dfedcata.thm1.novr", "dfedcata", "avg_p", {"mode": "B"}),
-                 Target("dfedcata.thm1.A", "dfedcata", "avg", {"mode": "A"}))),
-    "dfedpgp": PaperPlan(
-        "dfedpgp", "synthetic-personal", "eta_u", K=2, pushsum=True, rate="dfedpgp.cor1",
-        symbols={"K_u": 2, "K_v": 2, "eta_v": lambda v: 1 / (8 * v["L_v"] + 8) / v["K_v"] / 2},
-        config={"eta_v": "lr_v", "K_v": "K_v"},
-        # both steps free (issue 33 item 4; Corollary 1 shrinks eta_v as O(1/sqrt(T))): eta_v is also chosen for T*
-        tune={"eta_v": (1e-7, 1e-1)},
-        tuned=("dfedpgp.thm1.explicit", "dfedpgp.thm1.explicit_corrected", "dfedpgp.thm1.explicit_u"),
-        topologies=DIRECTED,
-        targets=(Target("dfedpgp.thm1", "dfedpgp", "avg_pgp", main=True),
-                 Target("dfedpgp.thm1.eq33", "dfedpgp", "avg_pgp"),
-                 Target("dfedpgp.thm1.explicit", "dfedpgp", "avg_pgp"),
-                 Target("dfedpgp.thm1.explicit_corrected", "dfedpgp", "avg_pgp"),
-                 Target("dfedpgp.thm1.explicit_u", "dfedpgp", "avg_pgp"))),
-    "dfedadmm": PaperPlan(
-        "dfedadmm", "synthetic-robust", "eta", K=4, rate="dfedadmm.cor1.derived",
-        informative_problems=("synthetic-robust-common",),
-        # lam_pen = 1/(192 L): half the largest value Theorem 1 admits (lam_pen <= 1/(96 L)), so that the steps
-        # lam_pen/K <= eta <= 1/(96 K L) form an interval rather than one point
-        symbols={"lam_pen": lambda v: 1 / (192 * v["L"]), "rho": 0.01}, config={"lam_pen": "lam", "rho": "rho"},
-        topologies=UNDIRECTED,
-        # at lam_pen = 1/(192 L) the consensus-drift term alone keeps Theorem 1 above ||grad f(x^0)||^2 at every T
-        # (eta >= lam_pen / K pins the step); a smaller lam_pen lowers the admissible steps with it: lam_pen is
-        # chosen continuously (issue 33 item 5; it was one of 5 values)
-        tune={"lam_pen": (1e-5, 1e-2)},
-        targets=(Target("dfedadmm.thm1", "dfedadmm-sam", "avg_w", main=True),
-                 Target("dfedadmm.thm1.corrected", "dfedadmm-sam", "avg_w"),
-                 Target("dfedadmm.thm1.normalized", "dfedadmm-sam", "avg_w"),
-                 Target("dfedadmm.thm1.dfedadmm", "dfedadmm", "avg_w"))),
-}
+_LOADED: list[bool] = []  # the built-in plans are registered (once)
 
 
 def register_plan(plan: PaperPlan, *, origin: str = "") -> None:
@@ -173,8 +99,7 @@ def register_plan(plan: PaperPlan, *, origin: str = "") -> None:
     from dfltheory.verify.problems import PROBLEMS
 
     where = f"{origin}: " if origin else ""
-    if origin != __name__:
-        plans()  # the built-in plans come first
+    plans()  # the built-in plans come first (a no-op while they are being registered)
     if not isinstance(plan, PaperPlan):
         raise ValueError(f"{where}{plan!r} is not a dfltheory.verify.PaperPlan")
     if plan.paper not in PAPERS:
@@ -208,9 +133,9 @@ def resolve(symbols: Mapping[str, object], values: Mapping[str, float]) -> dict[
 
 
 def plans() -> dict[str, PaperPlan]:
-    """Every registered verification plan by paper: the built-in ones (registered through :func:`register_plan` on
-    first use, which loads the catalog), then the plugins'."""
-    if not PLANS.keys() & _BUILTIN.keys():
-        for plan in _BUILTIN.values():
-            register_plan(plan, origin=__name__)
+    """Every registered verification plan by paper: the built-in ones (``dfltheory/papers/<id>/plan.py``, registered
+    through :func:`register_plan` on first use, :func:`dfltheory.plugins.load_builtin`), then the plugins'."""
+    if not _LOADED:
+        _LOADED.append(True)
+        load_builtin("plan")
     return PLANS

@@ -1,0 +1,33 @@
+"""The algorithms of DFedSGPSM (push-sum + SAM + local momentum) and DFedSGPSM-S (out-neighbours drawn from the
+losses): each a local rule composed with a communication rule, read like the paper's pseudocode (the table of
+:mod:`dfltheory.empirical.algorithms` lists them with their sources)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from dfltheory.empirical import communication as C
+from dfltheory.empirical import rules as R
+from dfltheory.empirical.algorithms import Algorithm, extras
+
+
+def dfedsgpsm(hp):
+    """Card dfedsgpsm §3.1 (seed 000 L80-108): K steps x <- x - eta v, v <- alpha v + SAM grad at z = x/w
+    (momentum reset each round), then push-sum x <- P x, w <- P w with a column-stochastic P."""
+    rho, alpha = hp.get("rho", 0.1), hp.get("momentum", 0.9)
+    return Algorithm("dfedsgpsm", R.chain(R.sam(rho), R.momentum(alpha), *extras(hp)), C.push_sum(),
+                     params={"rho": rho, "momentum": alpha}, stochastic="column")
+
+
+def dfedsgpsm_s(hp):
+    """DFedSGPSM-S (seed 000 App. A.1, L285-289; card dfedsgpsm §3.2): DFedSGPSM whose out-neighbours are drawn each
+    round with p(b_ij) proportional to exp(|f_i - f_j|) from the clients' losses (topology 'neighbour-selection')."""
+    return replace(dfedsgpsm(hp), name="dfedsgpsm-s", comm=C.loss_selected_push_sum(), topology="neighbour-selection")
+
+
+def register() -> None:
+    """The paper's algorithms into the algorithm table, through the function a user's plugin calls."""
+    from dfltheory.empirical.algorithms import register_algorithm
+
+    for name, factory in {"dfedsgpsm": dfedsgpsm, "dfedsgpsm-s": dfedsgpsm_s}.items():
+        register_algorithm(name, factory, origin=__name__)
