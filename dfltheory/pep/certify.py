@@ -29,7 +29,7 @@ T + 1 inequalities (:func:`average_bound`; its closed form (a Delta + (T-1) e) /
 The one-round inequality is a PEP over one round from a FREE state: the interpolation conditions of each f_i
 (PEPit's SmoothFunction) at its points of the round (p^t, the local points, p^{t+1}), sigma_g at p^t and p^{t+1}
 (sigma_g = 0: one shared gradient there, ``problem._oracle``), B at every queried point, and the mixing
-(``problem._gossip``: an explicit W, exact; the class's conditions on the round's Q gossip steps, one W or a new one
+(``program_pep._gossip``: an explicit W, exact; the class's conditions on the round's Q gossip steps, one W or a new one
 per step; a sequence W_0, W_1, ..: the inequality for each of its matrices, so for every order of them). Its dual
 proves the inequality: multipliers lambda >= 0 of the scalar constraints, PSD ones of the class's LMI and a PSD
 residual S with
@@ -201,26 +201,6 @@ class Certificate:
         return dict(asdict(self), c=self.c, floor=self.floor)
 
 
-def _class_constraints(problem, consensus, mixing):
-    """The spectral class's conditions on the round's gossip steps (as ``problem._build`` imposes them on all)."""
-    from dfltheory.pep.problem import _sum
-
-    def inner(u, v):
-        return _sum([ui * vi for ui, vi in zip(u, v)])
-
-    U = [[y - mixing.lo * x for x, y in zip(X, Y)] for X, Y in consensus]
-    V = [[mixing.hi * x - y for x, y in zip(X, Y)] for X, Y in consensus]
-    S = len(consensus)
-    if mixing.varying or S == 1:
-        for s in range(S):
-            problem.add_constraint(inner(U[s], V[s]) >= 0)
-        return
-    for s in range(S):
-        for r in range(s + 1, S):
-            problem.add_constraint(inner(consensus[s][0], consensus[r][1]) == inner(consensus[s][1], consensus[r][0]))
-    problem.add_psd_matrix([[0.5 * (inner(U[s], V[r]) + inner(U[r], V[s])) for r in range(S)] for s in range(S)])
-
-
 def _pieces(before, after):
     """The quadratic part's change, one expression per entry (j <= k) of P and of R (off-diagonal entries twice)."""
     from dfltheory.pep.problem import _sum
@@ -245,7 +225,7 @@ def _one_round(setting, mixing, coefficients=None):
     from PEPit import PEP
     from PEPit.functions import SmoothFunction
 
-    from dfltheory.pep.problem import _mean, _oracle, _sum
+    from dfltheory.pep.problem import _mean, _oracle, _sum, assumptions, class_constraints
 
     s = setting
     problem = PEP()
@@ -263,19 +243,8 @@ def _one_round(setting, mixing, coefficients=None):
         sites.append([query(i, p, site=True) for i in range(m)])
     fbar = [(1 / m) * _sum([v for _, v in site]) for site in sites]
     g0 = _mean([g for g, _ in sites[0]])
-    if s["sigma_g"] is not None:
-        for site in sites:
-            gs = [g for g, _ in site]
-            if all(g is gs[0] for g in gs):
-                continue
-            gmean = _mean(gs)
-            problem.add_constraint((1 / m) * _sum([(g - gmean) ** 2 for g in gs]) <= s["sigma_g"] ** 2)
-    if s["B"] is not None:
-        for f in fs:
-            for _, g, _ in f.list_of_points:
-                problem.add_constraint(g ** 2 <= s["B"] ** 2)
-    if consensus:
-        _class_constraints(problem, consensus, mixing)
+    assumptions(problem, fs, [[g for g, _ in site] for site in sites], s["sigma_g"], s["B"])
+    class_constraints(problem, consensus, mixing, scalar_single=True)
     quad_u, quad_c = _pieces(before, after)
     pieces = {"a": fbar[1] - fbar[0], "tau": g0 ** 2, "P": quad_u, "R": quad_c}
     if coefficients is not None:

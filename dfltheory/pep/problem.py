@@ -83,9 +83,9 @@ import numpy as np
 
 from dfltheory.pep import program_pep
 from dfltheory.pep.mixing import ExplicitMixing, PushSumMixing, SpectralClass, as_mixing
-from dfltheory.pep.program_pep import _gossip, _mean, _same, _sum
+from dfltheory.pep.program_pep import _mean, _same, _sum
 from dfltheory.plugins import Registry
-from dfltheory.program import PROGRAMS, NotExpressible
+from dfltheory.program import PROGRAMS
 from dfltheory.program.library import admm_gamma
 
 __all__ = ["ACCEPTED_STATUSES", "ADMM", "ALGORITHMS", "CATA", "DPSGD", "GAPS", "HETEROGENEITY_AT", "LIKE",
@@ -608,44 +608,55 @@ def _build(program, params, m, K, T, eta, L, Delta, mixing, sigma_g, B, gap, het
     else:
         problem.set_initial_condition(f0 - averages[-1][3] <= Delta)
 
+    if sigma_g is not None and heterogeneity_at == "all":  # every f_j at every point (PEPit reuses known oracles)
+        points = [p for f in fs for p, _, _ in list(f.list_of_points)]
+        sites = [[f.gradient(p) for f in fs] for p in points]
+    else:
+        sites = [gs for _, gs, _, _ in averages]
+    assumptions(problem, fs, sites, sigma_g, B)
+    class_constraints(problem, consensus, mixing)
+    return problem, (fs, averages, fstar, consensus,
+                     (mixing.lo, mixing.hi) if isinstance(mixing, SpectralClass) else None,
+                     getattr(mixing, "varying", False))
+
+
+def assumptions(problem, fs, sites, sigma_g, B):
+    """sigma_g at each site (a list of the m gradients at one point; a site of one shared gradient, sigma_g = 0 by
+    :func:`_oracle`, needs none) and B at every point where an f_i is queried (None: no such assumption)."""
     if sigma_g is not None:
-        if heterogeneity_at == "all":  # query every f_j at every point (PEPit reuses known oracles)
-            points = [p for f in fs for p, _, _ in list(f.list_of_points)]
-            sites = [[f.gradient(p) for f in fs] for p in points]
-        else:
-            sites = [gs for _, gs, _, _ in averages]
         for gs in sites:
-            if all(g is gs[0] for g in gs):  # sigma_g = 0, imposed by one shared gradient (_oracle)
+            if all(g is gs[0] for g in gs):
                 continue
             gmean = _mean(gs)
-            problem.add_constraint((1 / m) * _sum([(gi - gmean) ** 2 for gi in gs]) <= sigma_g ** 2)
+            problem.add_constraint((1 / len(gs)) * _sum([(gi - gmean) ** 2 for gi in gs]) <= sigma_g ** 2)
     if B is not None:
         for f in fs:
             for _, g, _ in f.list_of_points:
                 problem.add_constraint(g ** 2 <= B ** 2)
 
-    if consensus:
-        lo, hi = mixing.lo, mixing.hi
-        S = len(consensus)
 
-        def inner(a, b):  # sum over agents of <a_i, b_i>: the inner product of the stacked vectors
-            return _sum([ai * bi for ai, bi in zip(a, b)])
+def class_constraints(problem, consensus, mixing, scalar_single=False):
+    """The spectral class's conditions on the gossip steps ``consensus`` (their deviations (X_s, Y_s), agents
+    stacked, one W for all steps): X_s^T Y_r symmetric and (Y - lo X)^T (hi X - Y) PSD (Colla & Hendrickx 2023); a
+    new W per step (``mixing.varying``): each step's own <Y_s - lo X_s, hi X_s - Y_s> >= 0. ``scalar_single``: one
+    step's 1 x 1 LMI as that scalar inequality (the certificate's data)."""
+    if not consensus:
+        return
+    lo, hi, S = mixing.lo, mixing.hi, len(consensus)
 
-        U = [[yi - lo * xi for xi, yi in zip(X, Y)] for X, Y in consensus]  # Y - lo X
-        V = [[hi * xi - yi for xi, yi in zip(X, Y)] for X, Y in consensus]  # hi X - Y
-        if mixing.varying:  # a new W at each step: each step's own condition only
-            for s in range(S):
-                problem.add_constraint(inner(U[s], V[s]) >= 0)
-        else:
-            for s in range(S):
-                for r in range(s + 1, S):
-                    problem.add_constraint(inner(consensus[s][0], consensus[r][1]) ==
-                                           inner(consensus[s][1], consensus[r][0]))
-            matrix = [[0.5 * (inner(U[s], V[r]) + inner(U[r], V[s])) for r in range(S)] for s in range(S)]
-            problem.add_psd_matrix(matrix)
-    return problem, (fs, averages, fstar, consensus,
-                     (mixing.lo, mixing.hi) if isinstance(mixing, SpectralClass) else None,
-                     getattr(mixing, "varying", False))
+    def inner(a, b):  # sum over agents of <a_i, b_i>: the inner product of the stacked vectors
+        return _sum([ai * bi for ai, bi in zip(a, b)])
+
+    U = [[yi - lo * xi for xi, yi in zip(X, Y)] for X, Y in consensus]  # Y - lo X
+    V = [[hi * xi - yi for xi, yi in zip(X, Y)] for X, Y in consensus]  # hi X - Y
+    if mixing.varying or (scalar_single and S == 1):
+        for r in range(S):
+            problem.add_constraint(inner(U[r], V[r]) >= 0)
+        return
+    for r in range(S):
+        for q in range(r + 1, S):
+            problem.add_constraint(inner(consensus[r][0], consensus[q][1]) == inner(consensus[r][1], consensus[q][0]))
+    problem.add_psd_matrix([[0.5 * (inner(U[r], V[q]) + inner(U[q], V[r])) for q in range(S)] for r in range(S)])
 
 
 def _diagnostics(problem) -> dict:

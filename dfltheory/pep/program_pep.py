@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from dfltheory.pep.mixing import ExplicitMixing, PushSumMixing, SpectralClass
+from dfltheory.pep.mixing import ExplicitMixing, PushSumMixing
 from dfltheory.program import NotExpressible, Params, Program
 
 __all__ = ["ZERO", "Stack", "components", "one_round", "rounds"]

@@ -1,7 +1,7 @@
 """A separately written one-round primal PEP: the independent check of a certificate (issue 32).
 
 The certificate SDP and its verifying PEP are both assembled from one model (``certify._one_round``: PEPit's points,
-``problem._gossip``, ``problem._oracle``). This module writes the one-round problem again, by hand, in cvxpy: a Gram
+``program_pep._gossip``, ``problem._oracle``). This module writes the one-round problem again, by hand, in cvxpy: a Gram
 matrix over the leaf vectors (the round-start models x_1..x_m and every gradient the round queries), one scalar per
 function value, the interpolation conditions of L-smooth functions (Taylor, Hendrickx, Glineur 2017, Thm 3.10:
 f_j >= f_k - L/4 ||x_j - x_k||^2 + 1/2 <g_j + g_k, x_j - x_k> + 1/(4L) ||g_j - g_k||^2 for each pair of f_i's

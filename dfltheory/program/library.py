@@ -38,8 +38,8 @@ def _oracle(normalized: bool):
 
 
 def _plain(normalized=False):
-    grad = _oracle(normalized)
-    return lambda ops, s, p: grad(ops, s, p)
+    """d = the local gradient (DFedAvg, D-PSGD, SGP; DFedSAM's with ``normalized``)."""
+    return _oracle(normalized)
 
 
 def _momentum(normalized=False):
@@ -117,7 +117,7 @@ PUSH_METRIC = Metric("average", text="x_bar^t, the numerators' mean")
 
 def _programs():
     gossip = dict(Q=1)
-    out = [
+    return [
         Program("dpsgd", "D-PSGD as Lian et al. 2017 wrote it (Algorithm 1): x^{t+1} = W x^t - eta grad f(x^t), the "
                 "gossip and the gradient at the unmixed point in parallel (needs K = 1, Q = 1)",
                 _plain(), _parallel, metric=X_BAR, K=1, keeps_start=True),
@@ -151,7 +151,8 @@ def _programs():
                 round_end=_admm_end, metric=ADMM_METRIC, params=dict(gossip, lam_pen=None, rho=0.0), queries=2),
         Program("dfedcata-a", "DFedCata reading A (the public code): K steps on f_i + (lam_pen/2)||x - y_i||^2, then "
                 "y = a + beta (a - x_K), a = W^Q x_K (needs lam_pen, beta)",
-                _cata, _cata_a, slots=(Slot("x", symbol="y"),), metric=Metric("average", name="p", text="p^t = a_bar^t (the mean of W x_K)"),
+                _cata, _cata_a, slots=(Slot("x", symbol="y"),),
+                metric=Metric("average", name="p", text="p^t = a_bar^t (the mean of W x_K)"),
                 params=dict(gossip, lam_pen=None, beta=None)),
         Program("dfedcata-b", "DFedCata reading B (the proof): the same local steps, then y = a + beta (a - a_prev), "
                 "Catalyst's consecutive extrapolation (needs lam_pen, beta)",
@@ -175,7 +176,6 @@ def _programs():
                                                                                                    rho=0.0),
                 queries=2, mixing="push-sum"),
     ]
-    return out
 
 
 #: the built-in programs, by name
