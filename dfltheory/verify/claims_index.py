@@ -445,43 +445,56 @@ def _issue34_section() -> list[str]:
             f"* {collapse}.", ""]
 
 
-def _mnist_section(result: dict | None) -> list[str]:
-    """The MNIST plan (issue 34 item 2): its claims, sizes, what each size scales down, the cost estimate; the
-    results where ``result`` (docs/claims-mnist.json) is given."""
-    from dfltheory.verify.claims import MNIST, estimate, select
+#: the plans beside digits, each with its heading and what it runs (issue 34 items 2 and 3)
+_PLAN_TEXT = {
+    "mnist": ("MNIST, where the papers ran it", "DFedSGPSM's Table 1, DFedADMM's Tables 1 and 2; the other claims' "
+              "tables are CIFAR", "the papers' learning rate, decay, rho, momentum, lambda, neighbours and rounds "
+              "(cards §8), weight decay 5e-4 for DFedADMM's DFedAvg", "MNIST/raw"),
+    "fashion-mnist": ("Fashion-MNIST: DFedSAM's landscape claim (its Fig. 2)", "FedAvg against DFedAvg in the same "
+                      "setting, judged on lambda_max of the Hessian of f at x_bar after training, per seed; `dfltheory "
+                      "plot landscape RUN` draws one run's filter-normalised slice", "DFedSAM's main setting (card "
+                      "§8: lr 0.1 decayed by 0.998, weight decay 5e-4, FedAvg sampling 10 % of the clients; the "
+                      "split is not an official one)", "FashionMNIST/raw"),
+}
 
-    chosen = select(["all"], MNIST)
-    lines = ["## MNIST, where the papers ran it: `dfltheory claims --data mnist [--size cpu|gpu]`", "",
-             f"Claims: {', '.join(f'`{c.id}`' for c in chosen)} (DFedSGPSM's Table 1, DFedADMM's Tables 1 and 2; the "
-             f"other claims' tables are CIFAR). Problem: {MNIST.problem}; the papers' learning rate, decay, rho, "
-             "momentum, lambda, neighbours and rounds (cards §8), weight decay 5e-4 for DFedADMM's DFedAvg. Data: "
-             "`dfltheory data fetch mnist`, then `--data-root DIR` (DIR/MNIST/raw). The cost is printed before "
+
+def _plan_section(name: str, result: dict | None) -> list[str]:
+    """A plan beside digits: its claims, sizes, what each size scales down, the cost estimate; the results where
+    ``result`` (docs/claims-<plan>.json) is given."""
+    from dfltheory.verify.claims import PLANS, estimate, select
+
+    plan = PLANS[name]
+    heading, what, settings, raw = _PLAN_TEXT[name]
+    chosen = select(["all"], plan)
+    lines = [f"## {heading}: `dfltheory claims --data {name} [--size cpu|gpu]`", "",
+             f"Claims: {', '.join(f'`{c.id}`' for c in chosen)} ({what}). Problem: {plan.problem}; {settings}. "
+             f"Data: `dfltheory data fetch {name}`, then `--data-root DIR` (DIR/{raw}). The cost is printed before "
              "anything trains.", "", "| size | m | rounds | seeds | local epochs | model | measured every | cohorts "
              "(runs) | estimate | what it scales down |", "|---|---|---|---|---|---|---|---|---|---|"]
-    for name, size in MNIST.sizes.items():
-        if name == "quick":
+    for size_name, size in plan.sizes.items():
+        if size_name == "quick":
             continue
-        device = "cpu" if name == "cpu" else "cuda"
-        cost = estimate(chosen, size, device, MNIST, workers=2 if name == "cpu" else 1)
+        device = "cpu" if size_name == "cpu" else "cuda"
+        cost = estimate(chosen, size, device, plan, workers=2 if size_name == "cpu" else 1)
         none = "nothing: the papers' settings"
-        hours = (f"{cost['cpu_hours']:.1f} CPU-hours ({cost['hours']:.1f} h on 2 cores)" if name == "cpu"
+        hours = (f"{cost['cpu_hours']:.2f} CPU-hours ({cost['hours']:.2f} h on 2 cores)" if size_name == "cpu"
                  else f"{cost['device_hours']:.1f} GPU-hours (assumed throughput)")
-        lines.append(f"| {name} | {size.m} | {size.rounds} | {size.seeds} | {size.K or 5} | "
-                     f"{size.model or MNIST.common['model']} | {size.eval_every} rounds | {cost['cohorts']} "
+        lines.append(f"| {size_name} | {size.m} | {size.rounds} | {size.seeds} | {size.K or 5} | "
+                     f"{size.model or plan.common['model']} | {size.eval_every} rounds | {cost['cohorts']} "
                      f"({cost['runs']}) | {hours} | {'; '.join(size.deviations) or none} |")
     lines.append("")
     if result:
         lines += _training_section(result)
     else:
-        lines += ["Results: not yet run (`dfltheory claims --data mnist --size cpu --jobs 2 --out claims-mnist`, "
-                  "then `docs/claims-mnist.json`).", ""]
+        lines += [f"Results: not yet run (`dfltheory claims --data {name} --size cpu --jobs 2 --out claims-{name}`, "
+                  f"then `docs/claims-{name}.json`).", ""]
     return lines
 
 
-def markdown(result: dict | None = None, mnist: dict | None = None) -> str:
+def markdown(result: dict | None = None, mnist: dict | None = None, fashion: dict | None = None) -> str:
     """docs/claims.md: counts, then one table per card; ``result`` (of :func:`dfltheory.verify.claims.run_claims`)
-    fills the verdicts of the training claims; ``mnist`` (the MNIST plan's result, docs/claims-mnist.json) adds
-    its table."""
+    fills the verdicts of the training claims; ``mnist`` and ``fashion`` (the MNIST and Fashion-MNIST plans'
+    results, docs/claims-mnist.json and docs/claims-fashion-mnist.json) add their tables."""
     c = counts()
     by = _results(result)
     lines = ["# The cards' §10 testable claims: what checks each one", "",
@@ -492,7 +505,7 @@ def markdown(result: dict | None = None, mnist: dict | None = None) -> str:
              f"not yet, {c['training']} need training (run by `dfltheory claims` or `dfltheory verify`).", ""]
     if result:
         lines += _training_section(result)
-    lines += _issue34_section() + _mnist_section(mnist)
+    lines += _issue34_section() + _plan_section("mnist", mnist) + _plan_section("fashion-mnist", fashion)
     for paper, n in CARDS.items():
         lines += [f"## {paper} (card §10, {n} claims)", "", "| # | claim | status | checked by | result / open part |",
                   "|---|---|---|---|---|"]
@@ -506,6 +519,6 @@ def markdown(result: dict | None = None, mnist: dict | None = None) -> str:
     return "\n".join(lines)
 
 
-if __name__ == "__main__":  # python -m dfltheory.verify.claims_index [CLAIMS_JSON [MNIST_JSON]]
-    res, mn = (json.loads(Path(a).read_text()) if a else None for a in (sys.argv[1:] + ["", ""])[:2])
-    sys.stdout.write(markdown(res, mn))
+if __name__ == "__main__":  # python -m dfltheory.verify.claims_index [CLAIMS_JSON [MNIST_JSON [FASHION_JSON]]]
+    res, mn, fa = (json.loads(Path(a).read_text()) if a else None for a in (sys.argv[1:] + ["", "", ""])[:3])
+    sys.stdout.write(markdown(res, mn, fa))
