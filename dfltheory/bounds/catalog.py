@@ -10,7 +10,7 @@ plugin is loaded (``dfltheory --plugin FILE``, :mod:`dfltheory.plugins`) and the
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
 from dfltheory.bounds.theorem import Theorem
 from dfltheory.plugins import Registry, builtin_papers, load_builtin
@@ -27,6 +27,9 @@ SIGMA_G_FORMS = {"mean": "(1/m) sum_i ||grad f_i(x) - grad f(x)||^2 <= sigma_g^2
                  "personal": "the client form on the shared block u, for every (u, V) (DFedPGP)"}
 #: paper id -> the form of sigma_g its theorems assume (None: the paper has no sigma_g, or does not say)
 SIGMA_G_FORM: dict[str, str | None] = Registry("paper's sigma_g form")
+#: paper id -> {topology symbol's key -> the key of dfltheory.topology.analyze's report its theorems read instead}:
+#: the push-sum constants of a paper's own lemma (DFedPGP's C_pgp, q_pgp) in place of the cited lemma's C, q
+TOPOLOGY_KEYS: dict[str, dict[str, str]] = Registry("paper's topology keys")
 _THEOREMS: dict[str, Theorem] = Registry("theorem")
 _LOADED: list[bool] = []  # the built-in papers are registered (once)
 PAPER_ID = re.compile(r"^[a-z][a-z0-9_-]*$")
@@ -37,19 +40,22 @@ def _load_builtins() -> None:
         return
     _LOADED.append(True)
     load_builtin("theorems")  # each built-in paper's theorems module calls register_paper, as a plugin does
-    for registry in (PAPERS, EXPERIMENTS, SIGMA_G_FORM, _THEOREMS):
+    for registry in (PAPERS, EXPERIMENTS, SIGMA_G_FORM, TOPOLOGY_KEYS, _THEOREMS):
         registry.seal()  # a plugin adds papers and theorems; it cannot replace or remove a built-in one
 
 
 def register_paper(paper: str, title: str, theorems: Iterable[Theorem], *, experiments: Iterable = (),
-                   sigma_g_form: str | None = None, origin: str = "") -> None:
+                   sigma_g_form: str | None = None, topology_keys: Mapping[str, str] | None = None,
+                   origin: str = "") -> None:
     """Add a paper and its theorems to the catalog.
 
     ``paper``: an id of lower-case letters, digits, '-' and '_' (e.g. ``'minisgd'``); every theorem's ``paper`` is
     it and its id starts with ``'<paper>.'``; ids are unique over the catalog; ``parent`` / ``variant_of`` name a
     theorem of the catalog or of this call. ``experiments``: the paper's experimental settings (for ``check`` at
     the paper's settings). ``sigma_g_form``: the form of the heterogeneity assumption its theorems' sigma_g bounds,
-    a key of :data:`SIGMA_G_FORMS` (``verify`` takes that form of the problem's constant). ``origin`` names where
+    a key of :data:`SIGMA_G_FORMS` (``verify`` takes that form of the problem's constant). ``topology_keys``: where
+    its theorems take a topology constant from another key of :func:`dfltheory.topology.analyze`'s report than the
+    symbol's own (``{"q": "q_pgp", "C": "C_pgp"}``: the paper's own push-sum lemma). ``origin`` names where
     the declaration comes from (a plugin file) in the errors, each a ValueError that names the problem and the fix.
     """
     where = f"{origin}: " if origin else ""
@@ -66,6 +72,11 @@ def register_paper(paper: str, title: str, theorems: Iterable[Theorem], *, exper
     if sigma_g_form is not None and (not isinstance(sigma_g_form, str) or sigma_g_form not in SIGMA_G_FORMS):
         raise ValueError(f"{where}paper {paper!r}: sigma_g_form {sigma_g_form!r} is not one of "
                          f"{', '.join(SIGMA_G_FORMS)} (or None)")
+    if topology_keys is not None and (not isinstance(topology_keys, Mapping) or
+                                      not all(isinstance(k, str) and isinstance(v, str)
+                                              for k, v in topology_keys.items())):
+        raise ValueError(f"{where}paper {paper!r}: topology_keys {_short(topology_keys)} must map a topology key to "
+                         "another key of the topology report (strings), e.g. {'q': 'q_pgp'}")
     if isinstance(theorems, (Theorem, str)) or not isinstance(theorems, Iterable):
         raise ValueError(f"{where}paper {paper!r}: theorems is {_short(theorems)}; give a list of Theorems, e.g. "
                          "[THEOREM]")
@@ -103,6 +114,7 @@ def register_paper(paper: str, title: str, theorems: Iterable[Theorem], *, exper
     PAPERS[paper] = title
     EXPERIMENTS[paper] = experiments
     SIGMA_G_FORM[paper] = sigma_g_form
+    TOPOLOGY_KEYS[paper] = dict(topology_keys or {})
     _THEOREMS.update(batch)
 
 
@@ -145,6 +157,12 @@ def sigma_g_form(paper: str | None) -> str | None:
     """The form of sigma_g a registered paper assumes (:data:`SIGMA_G_FORMS`), None where it says none."""
     catalog()
     return SIGMA_G_FORM.get(paper)
+
+
+def topology_keys(paper: str | None) -> dict[str, str]:
+    """The topology keys a registered paper's theorems read in place of their symbols' own (``{}``: none)."""
+    catalog()
+    return TOPOLOGY_KEYS.get(paper, {})
 
 
 def experiments(paper: str) -> tuple:

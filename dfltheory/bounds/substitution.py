@@ -6,7 +6,6 @@ from dfltheory.bounds.theorem import Theorem
 
 
 MEASURED = {"q": "q_measured", "C": "C_measured"}  # push-sum constants measured over the horizon instead
-PGP = {"q": "q_pgp", "C": "C_pgp"}  # seed 003's own form, E = (K_u + 1) Delta B (card dfedpgp §5.6)
 SPECTRAL = ("lambda", "psi", "Phi")  # defined for a symmetric doubly stochastic W only (Definition 1)
 
 
@@ -27,6 +26,7 @@ def topology_values(theorem: Theorem, topology: str | None, n: int | None, weigh
     >>> values                                                                  # doctest: +SKIP
     {'lam': 0.99868..., 'm': 100.0}
     """
+    from dfltheory.bounds.catalog import topology_keys
     from dfltheory.parsing import parse_spec
     from dfltheory.topology import analyze, analyze_matrix
 
@@ -42,7 +42,7 @@ def topology_values(theorem: Theorem, topology: str | None, n: int | None, weigh
             raise ValueError("a named topology needs n, the number of clients (--n on the command line)")
         name, spec_params = parse_spec(topology)
         report = analyze(name, n, weights=weights, seed=seed, Q=Q, K_u=K_u, **{**spec_params, **params})
-    rename = MEASURED if push_sum == "measured" else PGP if theorem.paper == "dfedpgp" else {}
+    rename = MEASURED if push_sum == "measured" else topology_keys(theorem.paper)  # a paper's own lemma's C, q
     out = {}
     for var in theorem.variables:
         if var.topology_key is None or var.name not in theorem.required + theorem.condition_symbols:

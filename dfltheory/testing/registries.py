@@ -17,7 +17,8 @@ def _registries() -> list[dict | list]:
 
     catalog = importlib.import_module("dfltheory.bounds.catalog")  # the module (the package exports its function)
     catalog.catalog(), plans.plans()  # the built-in entries are registered before the snapshot
-    return [catalog.PAPERS, catalog.EXPERIMENTS, catalog.SIGMA_G_FORM, catalog._THEOREMS, algorithms.ALGORITHMS,
+    return [catalog.PAPERS, catalog.EXPERIMENTS, catalog.SIGMA_G_FORM, catalog.TOPOLOGY_KEYS, catalog._THEOREMS,
+            algorithms.ALGORITHMS,
             plans.PLANS, claims.PAPERS, claims.CLAIMS, claims.PAPER_BASE, claims.PAPER_ROUNDS, claims.QUANTITY,
             claims.DEVIATIONS,
             problem.ALGORITHMS, problem.METRICS, problem._POINT, problem.LIKE, problem.THEOREM_OF, plugins._LOADED]

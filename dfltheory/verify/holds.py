@@ -36,6 +36,7 @@ from pathlib import Path
 
 import numpy as np
 
+from dfltheory.bounds.catalog import topology_keys
 from dfltheory.empirical.sweep import RunCache, check_workers
 from dfltheory.verify import measures as M
 from dfltheory.verify.mutations import c_star, mutation_tables, shares
@@ -222,8 +223,8 @@ def instances(plan: PaperPlan, size: Size, base_cfg: Mapping, consts: Mapping, t
             out.append(Instance(plan.paper, topo, vals, family, kinds, info["lambda"], trivial=levels,
                                 constants_table=table))
             continue
-        cited_C, cited_q = (info["C_pgp"], info["q_pgp"]) if plan.paper == "dfedpgp" else (info["C"], info["q"])
-        lemma = "seed 003 L525-527" if plan.paper == "dfedpgp" else "Assran et al. 2019 Lemma 3"
+        keys = topology_keys(plan.paper)  # the paper's own push-sum lemma, where its theorems use it
+        cited_C, cited_q, lemma = info[keys.get("C", "C")], info[keys.get("q", "q")], plan.pushsum_lemma
         for label, C, q, note in (
                 ("cited", cited_C, cited_q, f"C, q from {lemma} (d = {d})"),
                 ("measured", info["C_measured"], info["q_measured"], "C, q fitted to the graph sequence's "

@@ -114,14 +114,15 @@ def table(thm, instruments: Mapping[str, tuple[Mapping[str, float], float]]) -> 
     return {"theorem": thm.id, "rows": rows}
 
 
-#: the PEP model of each paper's main theorem (dfltheory.pep.compare), its options, and the grid searched: the bound
-#: of the theorem covers the model at sigma_l = 0 (DFedSAM's at rho = 0: DFedAvg; DFedSGPSM's at rho = 0: DFedSGPM)
-PEP_MODELS = {
-    "dfedsam.thm4.1": ("dfedavg", {}),
-    "dfedsgpsm.thm1": ("dfedsgpm", {"alpha": 0.5}),
-    "dfedcata.thm1": ("dfedcata-b", {"lam_pen": 0.05, "beta": 0.5}),
-    "dfedadmm.thm1": ("dfedadmm", {"lam_pen": 0.01}),
-}
+def pep_model(theorem: str) -> tuple[str, Mapping[str, float]] | None:
+    """The PEP model of a main theorem and its options (its plan's ``pep_model``, dfltheory.pep.compare): the bound
+    of the theorem covers the model at sigma_l = 0 (DFedSAM's at rho = 0: DFedAvg); None where it has none."""
+    from dfltheory.verify.plans import plans
+
+    return next((plan.pep_model for plan in plans().values()
+                 if any(t.main and t.theorem == theorem for t in plan.targets)), None)
+
+
 #: the small PEP instances tried (m = 2 clients, K = 2 local steps): horizons, mixing classes [-lam, lam], the
 #: gradient bound B (sigma_g = B / 2; B = 1.41 was the sharpest of the three on every main theorem) and fractions of
 #: the largest admissible step (the horizons T are the size's pep_T)
@@ -136,9 +137,9 @@ def pep_instrument(theorem: str, grid: Mapping = PEP_GRID, m: int = 2, K: int = 
     from dfltheory.pep.compare import theorem_values
     from dfltheory.pep.problem import PEPSolveError, worst_case
 
-    if theorem not in PEP_MODELS:
+    if pep_model(theorem) is None:
         return None
-    algorithm, options = PEP_MODELS[theorem]
+    algorithm, options = pep_model(theorem)
     thm = get(theorem)
     best, failed = None, []
     for T in grid["T"]:
@@ -219,7 +220,7 @@ def mutation_tables(informative: list[dict], pep_T: tuple[int, ...] = (4,)) -> l
                         f"{pep['settings']['sigma_g']}: worst case {pep['worst']:.4g}, bound {pep['bound']:.4g}"
                         + (f" ({len(pep['failed'])} solves failed, not counted)" if pep["failed"] else ""))
         elif pep_T:
-            note.append("no PEP model of this theorem's algorithm (dfltheory.pep)" if thm.id not in PEP_MODELS
+            note.append("no PEP model of this theorem's algorithm (dfltheory.pep)" if pep_model(thm.id) is None
                         else "no PEP instance of the grid admits a step or solves")
         if thm.big_o:
             note.append("stated as O(.): its constants are unknown, so no planted error can be caught")

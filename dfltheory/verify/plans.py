@@ -68,6 +68,12 @@ class PaperPlan:
     informative_problems: tuple[str, ...] = ()
     # theorem symbol -> the problem constant that gives it, where the proof needs another than the symbol's own
     constant_of: Mapping[str, str] = field(default_factory=dict)
+    # where the cited push-sum constants C, q come from (pushsum plans; the keys of the topology report its theorems
+    # read are the paper's registration: dfltheory.bounds.catalog.topology_keys)
+    pushsum_lemma: str = "Assran et al. 2019 Lemma 3"
+    # the PEP model of the main theorem (a model of dfltheory.pep and its options) whose exact worst case is one of
+    # the instruments that catch a planted error (dfltheory.verify.mutations.pep_instrument); None: none
+    pep_model: tuple[str, Mapping[str, float]] | None = None
 
     def target(self, theorem: str) -> Target:
         for t in self.targets:

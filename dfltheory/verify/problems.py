@@ -121,6 +121,14 @@ def _paper(theorem: str | None) -> str | None:
     return paper
 
 
+def _personalized(paper: str | None) -> bool:
+    """A paper of the personalized objective F(u, V) (its sigma_g on the shared block u: ``sigma_g_form``
+    'personal', as DFedPGP registers it): its theorems read the block constants and f* of F."""
+    from dfltheory.bounds.catalog import sigma_g_form
+
+    return paper is not None and sigma_g_form(paper) == "personal"
+
+
 def _batch(batch_size) -> float:
     """The divisor of the one-sample variance: b, or infinity for full local batches (None)."""
     if batch_size is None:
@@ -189,7 +197,7 @@ def _glm(c: dict, b: float, paper: str | None, name: str) -> dict[str, Constant]
             "B_v": Constant(c["B_v"], "bound", f"{p} (B_v: sup ||grad_v F_i||)"),
             "sigma_v": _sigma(c["sigma_v2_bound"], b, "bound", f"{p} (sigma_v)"),
         })
-        if paper == "dfedpgp":  # f* of F(u, V) = (1/m) sum_i F_i(u, v_i), the personalized objective
+        if _personalized(paper):  # f* of F(u, V) = (1/m) sum_i F_i(u, v_i), the personalized objective
             out["f_star_lower"] = Constant(c.get("F_star", c["F_star_lower"]), "exact" if "F_star" in c else "bound",
                                            f"{p} (F_star: every residual is 0 at the personal optima)")
     return out
@@ -217,8 +225,8 @@ def theorem_constants(problem_or_data, batch_size, theorem: str | None = None, m
         raise ValueError("theorem_constants needs a Problem, a problem name or the FederatedData of a synthetic data "
                          f"set ({', '.join(PROBLEMS)}); real data have no known constants")
     b, paper = _batch(batch_size), _paper(theorem)
-    if paper == "dfedpgp" and data.name != "synthetic-personal":
-        raise ValueError(f"DFedPGP's block constants (L_u, L_v, L_vu, sigma_u, sigma_v) need the 'synthetic-personal' "
+    if _personalized(paper) and data.name != "synthetic-personal":
+        raise ValueError(f"{paper}'s block constants (L_u, L_v, L_vu, sigma_u, sigma_v) need the 'synthetic-personal' "
                          f"problem, got {data.name!r}")
     if data.name == "synthetic-quadratic":
         return _quadratic(data.constants, b, paper)

@@ -17,6 +17,7 @@ PLAN = PaperPlan(
     # (eta >= lam_pen / K pins the step); a smaller lam_pen lowers the admissible steps with it: lam_pen is
     # chosen continuously (issue 33 item 5; it was one of 5 values)
     tune={"lam_pen": (1e-5, 1e-2)},
+    pep_model=("dfedadmm", {"lam_pen": 0.01}),
     targets=(Target("dfedadmm.thm1", "dfedadmm-sam", "avg_w", main=True),
              Target("dfedadmm.thm1.corrected", "dfedadmm-sam", "avg_w"),
              Target("dfedadmm.thm1.normalized", "dfedadmm-sam", "avg_w"),

@@ -16,6 +16,7 @@ PLAN = PaperPlan(
         "Theorem 2's printed formula is lost (seed L67-70, card §6.5): the catalog holds a Hardt-type template "
         "whose topology factor Gamma_lam has no formula in the paper, for the decaying step c/(tK + k) and a "
         "loss bounded by U; no number can be compared with a measured stability gap")},
+    pep_model=("dfedcata-b", {"lam_pen": 0.05, "beta": 0.5}),
     targets=(Target("dfedcata.thm1", "dfedcata", "avg_p", {"mode": "B"}, main=True),
              Target("dfedcata.thm1.consensus", "dfedcata", "avg_p", {"mode": "B"}),
              Target("dfedcata.thm1.invpen", "dfedcata", "avg_p", {"mode": "B"}),

@@ -12,6 +12,7 @@ PLAN = PaperPlan(
     config={"eta_v": "lr_v", "K_v": "K_v"},
     # both steps free (issue 33 item 4; Corollary 1 shrinks eta_v as O(1/sqrt(T))): eta_v is also chosen for T*
     tune={"eta_v": (1e-7, 1e-1)},
+    pushsum_lemma="seed 003 L525-527",
     tuned=("dfedpgp.thm1.explicit", "dfedpgp.thm1.explicit_corrected", "dfedpgp.thm1.explicit_u"),
     topologies=DIRECTED,
     targets=(Target("dfedpgp.thm1", "dfedpgp", "avg_pgp", main=True),

@@ -28,6 +28,9 @@ __all__ = ["THEOREMS", "EXPERIMENTS"]
 
 #: the form of the heterogeneity assumption the theorems' sigma_g bounds (catalog.SIGMA_G_FORMS; card §4)
 SIGMA_G_FORM = "personal"
+#: the theorems' C and q are the paper's own push-sum lemma's, E = (K_u + 1) Delta B (Lemma 3, seed L525-527; card
+#: §5.6): the keys of dfltheory.topology.analyze's report that hold them
+PUSHSUM_KEYS = {"q": "q_pgp", "C": "C_pgp"}
 SEED = "003_0a764f7817a5f6ca.txt"
 
 
@@ -521,4 +524,4 @@ def register() -> None:
     from dfltheory.papers.dfedpgp import PAPER, TITLE
 
     register_paper(PAPER, TITLE, THEOREMS, experiments=EXPERIMENTS, sigma_g_form=SIGMA_G_FORM,
-                   origin=__name__)
+                   topology_keys=PUSHSUM_KEYS, origin=__name__)

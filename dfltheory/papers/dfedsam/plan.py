@@ -20,6 +20,8 @@ PLAN = PaperPlan(
                                       "dfedsam.thm4.1.corrected_consensus", "dfedsam.thm4.1.tight")},
     symbols={"rho": 0.01, "Q": 1}, config={"rho": "rho"},
     topologies=UNDIRECTED,
+    # at sigma_l = 0 its bound covers the PEP of DFedAvg (DFedSAM at rho = 0)
+    pep_model=("dfedavg", {}),
     targets=(Target("dfedsam.thm4.1", "dfedsam", "min", main=True),
              Target("dfedsam.thm4.1.E2", "dfedsam", "min"),
              Target("dfedsam.thm4.1.proofE2", "dfedsam", "min"),

@@ -11,6 +11,8 @@ PLAN = PaperPlan(
     informative_problems=("synthetic-robust-common",),
     symbols={"alpha": 0.5, "rho": 0.01}, config={"alpha": "momentum", "rho": "rho"},
     topologies=DIRECTED,
+    # at sigma_l = 0 its bound covers the PEP of DFedSGPM (DFedSGPSM at rho = 0)
+    pep_model=("dfedsgpm", {"alpha": 0.5}),
     targets=(Target("dfedsgpsm.thm1", "dfedsgpsm", "avg", main=True),
              Target("dfedsgpsm.thm1.corrected", "dfedsgpsm", "avg"),
              Target("dfedsgpsm.thm1.consistent", "dfedsgpsm", "avg"),
