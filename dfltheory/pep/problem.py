@@ -335,6 +335,18 @@ def _check(algorithm, m, K, T, eta, L, Delta, sigma_g, B, rho, Q, gap, heterogen
     if algorithm in DPSGD and (K != 1 or Q != 1):
         raise ValueError(f"{algorithm} is one local step and one gossip step (K = Q = 1), got K = {K}, Q = {Q}; use "
                          "dfedavg for K > 1 or dfedavg-mgs for Q > 1 (both step, then mix)")
+    program = PROGRAMS[LIKE.get(algorithm, algorithm)]
+    if program.name not in MODELS:  # a plugin's program: its own K, and only the hyper-parameters it reads
+        if program.K is not None and K != program.K:
+            raise ValueError(f"{algorithm} runs K = {program.K} local steps per round, got K = {K}")
+        given = dict(rho=rho or None, lam_pen=lam_pen, beta=beta, alpha=alpha, Q=Q if Q != 1 else None)
+        unread = [k for k, v in given.items() if v is not None and k not in program.params]
+        if unread:
+            raise ValueError(f"{algorithm} does not read {', '.join(unread)} (its hyper-parameters: "
+                             f"{', '.join(program.params) or 'none'}); leave {unread[0]} out")
+        _check_common(gap, T, heterogeneity_at)
+        _check_scales(algorithm, K, eta, L, Delta, sigma_g, B, rho, lam_pen, beta)
+        return
     if rho and algorithm not in SAM:
         raise ValueError(f"rho = {rho} only applies to {' and '.join(SAM)} ({algorithm} has no ascent step)")
     if algorithm in ADMM:

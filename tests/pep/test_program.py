@@ -133,20 +133,31 @@ def gradient_tracking():
 
 
 def test_a_plugin_program_gets_train_pep_and_certify(gradient_tracking, tmp_path):
-    """Gradient tracking, a new algorithm written once as a program: trained (a few rounds, the public runner), its
-    fixed-T worst case and its certificate, which lies above the worst case."""
+    """Gradient tracking and D-PSGD with a heavy-ball momentum, new algorithms written once as programs: trained (a
+    few rounds, the public runner), their fixed-T worst cases and certificates, which lie above the worst cases."""
     from dfltheory.empirical import runner
     from dfltheory.empirical.rundir import read_records
 
-    runner.run({"dataset": "synthetic-robust", "n": 4, "rounds": 3, "K": 1, "lr": 0.05, "topology": "ring",
-                "progress": False, "algo": "gt-atc", "out": tmp_path / "gt"})
-    records = read_records(tmp_path / "gt" / "metrics.jsonl")
-    assert records and all(np.isfinite(r["loss"]) for r in records if "loss" in r)
+    for algo in ("gt-atc", "dpsgd-hb"):
+        runner.run({"dataset": "synthetic-robust", "n": 4, "rounds": 3, "K": 1, "lr": 0.05, "topology": "ring",
+                    "progress": False, "algo": algo, "out": tmp_path / algo})
+        losses = [r["train_loss"] for r in read_records(tmp_path / algo / "metrics.jsonl")]
+        assert len(losses) >= 2 and np.all(np.isfinite(losses)) and losses[-1] < losses[0]
     r = worst_case("gt-atc", 2, 1, 3, 0.1, W=W, sigma_g=1.0, B=2.0)
     assert 0 < r.value < 2.0 and r.diagnostics["interpolation"]["interpolable"]
     c = certify("gt-atc", 2, 1, 0.1, W=W, sigma_g=1.0, B=2.0, T=3)
     assert c.potential == "program state" and c.components["agent"] == ["x_i - x_bar", "y_i - y_bar", "g_i - g_bar"]
     assert c.bound(3) >= r.value * (1 - 1e-6)
+    for T, hb in ((3, 1.3552018), (5, 0.9488083)):  # momentum alpha = 0.5: an informative certificate, proved
+        r = worst_case("dpsgd-hb", 2, 1, T, 0.1, W=W, sigma_g=1.0, B=2.0, alpha=0.5)
+        c = certify("dpsgd-hb", 2, 1, 0.1, W=W, sigma_g=1.0, B=2.0, alpha=0.5, T=T)
+        assert r.value == pytest.approx(hb, rel=1e-5)
+        assert c.check["proved"] and r.value * (1 - 1e-6) <= c.bound(T) <= 1.6 * r.value
+        assert c.components == {"agent": ["x_i - x_bar", "v_i - v_bar"], "common": ["v_bar"]}
+    with pytest.raises(ValueError, match="does not read lam_pen"):
+        worst_case("dpsgd-hb", 2, 1, 3, 0.1, W=W, lam_pen=0.1)
+    with pytest.raises(ValueError, match="runs K = 1"):
+        worst_case("dpsgd-hb", 2, 2, 3, 0.1, W=W)
 
 
 def test_gradient_tracking_without_mixing_is_gradient_descent_on_each_f_i(gradient_tracking):
