@@ -49,6 +49,11 @@ p^t = a_bar^t + beta/(1 - beta)(a_bar^t - a_bar^{t-1}) (B, card dfedcata Lemma 6
 ``_cata_aux``); push-sum: the same average at x_bar^t, the numerators' mean (dfedsgpsm.thm1). Every f_i is queried
 at the metric point. The last round's local steps do not change the quantity and are not simulated.
 
+Each algorithm above is written once, as its step program (:mod:`dfltheory.program.library`; issue 35 item 2): the
+engine's torch rules (:mod:`dfltheory.empirical.program_rules`), this fixed-T PEP (:func:`program_pep.rounds`) and the
+one-round certificate (:func:`program_pep.one_round`) are read from it; :func:`register_program` adds a plugin's
+program to all three.
+
 Class of functions (what each constraint is, and where it is imposed):
 
 * L-smoothness of each f_i: PEPit's exact interpolation conditions for L-smooth functions (SmoothFunction) at

@@ -191,6 +191,26 @@ def test_a_theorem_must_bound_the_models_quantity():
     assert "avg-dfedavg" not in PROGRAMS
 
 
+def test_a_model_of_the_last_iterate_bounds_its_last_round():
+    """Metric('last'): ||grad f(x_bar^{T-1})||^2, at least the min over t (the same problem, one term of the min); at
+    T = 1 both are 2 L Delta."""
+    dfedavg = PROGRAMS["dfedavg"]
+    last = Program("dfedavg-last", "DFedAvg, last round", dfedavg.direction, dfedavg.communicate,
+                   metric=Metric("last"), params={"Q": 1})
+    with isolated():
+        before = set(PROGRAMS)
+        try:
+            register_program(last)
+            assert METRICS["dfedavg-last"] == "last"
+            kw = dict(W=W, sigma_g=1.0, B=2.0)
+            assert worst_case("dfedavg-last", 2, 1, 1, 0.1, **kw).value == pytest.approx(2.0, rel=1e-5)
+            assert worst_case("dfedavg-last", 2, 1, 3, 0.1, **kw).value > 1.001 * worst_case(
+                "dfedavg", 2, 1, 3, 0.1, **kw).value
+        finally:
+            for name in set(PROGRAMS) - before:
+                del PROGRAMS[name]
+
+
 def test_a_program_states_its_slots_and_parameters():
     with pytest.raises(ValueError, match="init must be"):
         Slot("v", init="one")
