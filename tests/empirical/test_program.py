@@ -74,6 +74,8 @@ CASES = [
     ("dfedavgm", {"momentum": 0.9}, "dfedavgm", {"alpha": 0.9}, None),
     ("dfedsam", {"rho": 0.05}, "dfedsam", {"rho": 0.05}, None),
     ("dfedsam-mgs", {"rho": 0.05, "Q": 3}, "dfedsam", {"rho": 0.05, "Q": 3}, None),
+    ("dfedsam-mgs", {"rho": 0.05, "Q": 3, "fresh_gossip": True}, "dfedsam", {"rho": 0.05, "Q": 3, "fresh": True},
+     RandomPermutationTopology),
     ("dfedadmm", {"lam": 0.1}, "dfedadmm", {"lam_pen": 0.1}, None),
     ("dfedadmm-sam", {"lam": 0.1, "rho": 0.1}, "dfedadmm-sam", {"lam_pen": 0.1, "rho": 0.1}, None),
     ("dfedcata", {"mode": "A", "lam_pen": 0.05, "beta": 0.9}, "dfedcata-a", {"lam_pen": 0.05, "beta": 0.9}, None),
@@ -88,7 +90,8 @@ CASES = [
                          ids=[f"{c[0]}-{c[2]}{'-tv' if c[4] else ''}" for c in CASES])
 def test_the_derived_round_is_the_engines_round(data, name, hp, program, params, topology):
     today = engine(data, A.make(name, **hp), topology)
-    derived = engine(data, algorithm(PROGRAMS[program], params), topology)
+    params = dict(params)
+    derived = engine(data, algorithm(PROGRAMS[program], params, fresh=params.pop("fresh", False)), topology)
     x0 = today.state["x"].clone()
     assert derived.K == today.K
     for _ in range(3):
