@@ -1,5 +1,5 @@
 """Every registry a plugin extends, saved and restored: :func:`isolated` lets a test (a user's too) load plugins
-without leaving their papers, algorithms, plans and PEP models behind for the next test."""
+without leaving their papers, algorithms, plans, step programs and PEP models behind for the next test."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import os
 def _registries() -> list[dict | list]:
     import importlib
 
-    from dfltheory import plugins
+    from dfltheory import plugins, program
     from dfltheory.empirical import algorithms
     from dfltheory.pep import problem
     from dfltheory.verify import claims, plans
@@ -20,8 +20,9 @@ def _registries() -> list[dict | list]:
     return [catalog.PAPERS, catalog.EXPERIMENTS, catalog.SIGMA_G_FORM, catalog.TOPOLOGY_KEYS, catalog._THEOREMS,
             algorithms.ALGORITHMS,
             plans.PLANS, claims.PAPERS, claims.CLAIMS, claims.PAPER_BASE, claims.PAPER_ROUNDS, claims.QUANTITY,
-            claims.DEVIATIONS,
-            problem.ALGORITHMS, problem.METRICS, problem._POINT, problem.LIKE, problem.THEOREM_OF, plugins._LOADED]
+            claims.DEVIATIONS, claims.PAPER_SETTING,
+            problem.ALGORITHMS, problem.METRICS, problem._POINT, problem.LIKE, problem.THEOREM_OF, program.PROGRAMS,
+            plugins._LOADED]
 
 
 @contextlib.contextmanager

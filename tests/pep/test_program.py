@@ -122,14 +122,12 @@ def _identity():
 @pytest.fixture
 def gradient_tracking():
     """tests/plugins/gradient_tracking.py loaded, its program removed afterwards with the other registries."""
+    before = set(PROGRAMS)
     with isolated():
-        before = set(PROGRAMS)
-        try:
-            plugins.load(GT)
-            yield
-        finally:
-            for name in set(PROGRAMS) - before:
-                del PROGRAMS[name]
+        plugins.load(GT)
+        assert set(PROGRAMS) > before
+        yield
+    assert set(PROGRAMS) == before  # isolated() restores the programs with every other registry
 
 
 def test_a_plugin_program_gets_train_pep_and_certify(gradient_tracking, tmp_path):
