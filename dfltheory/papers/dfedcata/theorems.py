@@ -238,7 +238,7 @@ THM1_INVPEN = Theorem(
     id="dfedcata.thm1.invpen", paper=PAPER, kind="theorem",
     title="Theorem 1 (reading B) with the DFedADMM penalty convention (1/(2 lambda))||x - y||^2",
     quantity=_Q_B,
-    terms={k: sp.simplify(v.subs(_T1_INV_SUB)) for k, v in _thm1_terms(beta, 0).items()},
+    terms={k: v.subs(_T1_INV_SUB) for k, v in _thm1_terms(beta, 0).items()},  # no simplify: 0.5 s at import
     variables=_vars(*[n for n in _T1_VARS if n != "lam_pen"], "lam_pen_inv"),
     source=_src("L256-270", "Lemma 2/3 prose (copied from DFedADMM seed 004)", "§3.1 caveat, §11.3", "INTERP"),
     conditions=tuple(Condition(cd.relation.subs(_T1_INV_SUB), cd.text.replace("eta*lam_pen < 1", "eta < lambda"),
