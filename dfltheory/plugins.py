@@ -32,6 +32,7 @@ import os
 import re
 import sys
 import traceback
+from collections.abc import Callable
 from pathlib import Path
 
 ENV = "DFLTHEORY_PLUGINS"
@@ -47,16 +48,30 @@ _SEALED: list[Registry] = []  # the registries whose built-in entries are fixed
 class Registry(dict):
     """A registry (name -> entry) whose built-in entries, the ones present at :meth:`seal`, are fixed: setting one of
     them to another object, deleting or popping it raises a ValueError that names the entry and the fix. Entries
-    added later (a plugin's) behave as in a dict. ``what`` names an entry in the errors ('algorithm')."""
+    added later (a plugin's) behave as in a dict. ``what`` names an entry in the errors ('algorithm').
 
-    def __init__(self, what: str, *args, **kwargs):
+    ``load``: the function that registers the built-in entries (the built-in papers' part of this pillar,
+    :func:`load_builtin`) and seals the registry; it runs once, before the registry is first read or written, so that
+    importing a pillar (or a paper's module, which imports its pillar) registers nothing by itself. It may run again
+    while it is running (a registration reads the registry): it must return at once then."""
+
+    def __init__(self, what: str, *args, load: Callable[[], None] | None = None, **kwargs):
         super().__init__(*args, **kwargs)
         self.what = what
         self.builtin: dict = {}
+        self._load = load
+
+    def _ready(self) -> None:
+        if self._load is not None:
+            self._load()
+
+    def loaded(self) -> None:
+        """The built-in entries are registered (called by ``load`` when it is done, after :meth:`seal`)."""
+        self._load = None
 
     def seal(self) -> None:
         """The entries present now are the built-in ones."""
-        self.builtin = dict(self)
+        self.builtin = dict.copy(self)
         if not any(r is self for r in _SEALED):
             _SEALED.append(self)
 
@@ -64,27 +79,80 @@ class Registry(dict):
         raise ValueError(f"the built-in {self.what} {key!r} cannot be {verb} by a plugin; register yours under a new "
                          "name")
 
+    # reading: the built-in entries first
+    def __getitem__(self, key):
+        self._ready()
+        return super().__getitem__(key)
+
+    def __contains__(self, key):
+        self._ready()
+        return super().__contains__(key)
+
+    def __iter__(self):
+        self._ready()
+        return super().__iter__()
+
+    def __len__(self):
+        self._ready()
+        return super().__len__()
+
+    def __repr__(self):
+        self._ready()
+        return super().__repr__()
+
+    def __eq__(self, other):
+        self._ready()
+        return super().__eq__(other)
+
+    __hash__ = None
+
+    def get(self, key, default=None):
+        self._ready()
+        return super().get(key, default)
+
+    def keys(self):
+        self._ready()
+        return super().keys()
+
+    def values(self):
+        self._ready()
+        return super().values()
+
+    def items(self):
+        self._ready()
+        return super().items()
+
+    def copy(self):
+        self._ready()
+        return dict.copy(self)
+
+    # writing: a built-in entry is fixed
     def __setitem__(self, key, value):
+        self._ready()
         if key in self.builtin and value is not self.builtin[key]:
             self._refuse(key, "replaced")
         super().__setitem__(key, value)
 
     def __delitem__(self, key):
+        self._ready()
         if key in self.builtin:
             self._refuse(key, "removed")
         super().__delitem__(key)
 
     def pop(self, key, *default):
+        self._ready()
         if key in self.builtin:
             self._refuse(key, "removed")
         return super().pop(key, *default)
 
     def popitem(self):
+        self._ready()
         if self and next(reversed(self)) in self.builtin:
             self._refuse(next(reversed(self)), "removed")
         return super().popitem()
 
     def clear(self):
+        self._ready()
         if self.builtin:
             self._refuse(next(iter(self.builtin)), "removed")
         super().clear()
@@ -103,7 +171,7 @@ class Registry(dict):
         return self[key]
 
     def __reduce__(self):  # a copy or a pickle is a plain dict of the entries
-        return dict, (dict(self),)
+        return dict, (self.copy(),)
 
     def changed(self) -> list:
         """The built-in entries that are no longer what was registered (changed behind the mapping's methods)."""

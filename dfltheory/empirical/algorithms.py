@@ -1,6 +1,6 @@
 """The algorithms of the six cards as (local rule, communication rule) pairs; each reads like its pseudocode. The
 baselines are defined here; a paper's own algorithms (dfedsam, dfedsgpsm, ...) in ``dfltheory/papers/<id>/algorithms.py``,
-registered through :func:`register_algorithm` when this module is imported (:func:`dfltheory.plugins.load_builtin`).
+registered through :func:`register_algorithm` when the table is first read (:func:`dfltheory.plugins.load_builtin`).
 
 | name          | local rule                                  | communication                  | source |
 |---------------|---------------------------------------------|--------------------------------|--------|
@@ -144,8 +144,27 @@ def sgp(hp):
     return Algorithm("sgp", R.sgd(*extras(hp)), C.push_sum(), K=1, stochastic="column")
 
 
+#: the baselines the papers compare with (the papers' own algorithms are in dfltheory/papers/<id>/algorithms.py)
+BASELINES = {"dpsgd": dpsgd, "dpsgd-atc": dpsgd_atc, "dfedavg": dfedavg, "dfedavgm": dfedavgm, "fedavg": fedavg,
+             "fedprox": fedprox, "fedsam": fedsam, "scaffold": scaffold, "sgp": sgp}
+
+
+def _load_builtins() -> None:
+    """The built-in algorithms, registered when the table is first read: the baselines, then each built-in paper's
+    own (:func:`dfltheory.plugins.load_builtin`), each through :func:`register_algorithm`; then fixed."""
+    if _LOADING:
+        return
+    _LOADING.append(True)
+    for name, factory in BASELINES.items():
+        register_algorithm(name, factory, origin=__name__)
+    load_builtin("algorithms")
+    ALGORITHMS.seal()  # a plugin adds algorithms; it cannot replace or remove a built-in one
+    ALGORITHMS.loaded()
+
+
+_LOADING: list[bool] = []
 #: every registered algorithm: name -> factory(hp) -> Algorithm (the built-in ones, fixed, then the plugins')
-ALGORITHMS: dict[str, Callable[[dict], Algorithm]] = Registry("algorithm")
+ALGORITHMS: dict[str, Callable[[dict], Algorithm]] = Registry("algorithm", load=_load_builtins)
 ALGORITHM_NAME = re.compile(r"^[a-z][a-z0-9_-]*$")
 
 
@@ -222,12 +241,3 @@ class _Reads(dict):
     def __getitem__(self, key):
         self.read[key] = value = super().__getitem__(key)
         return value
-
-
-for _name, _factory in {
-    "dpsgd": dpsgd, "dpsgd-atc": dpsgd_atc, "dfedavg": dfedavg, "dfedavgm": dfedavgm, "fedavg": fedavg,
-    "fedprox": fedprox, "fedsam": fedsam, "scaffold": scaffold, "sgp": sgp,
-}.items():
-    register_algorithm(_name, _factory, origin=__name__)
-load_builtin("algorithms")  # the papers' own algorithms (dfltheory/papers/<id>/algorithms.py), registered the same way
-ALGORITHMS.seal()  # a plugin adds algorithms; it cannot replace or remove a built-in one

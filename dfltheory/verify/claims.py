@@ -64,7 +64,7 @@ from pathlib import Path
 
 import numpy as np
 
-from dfltheory.plugins import Registry
+from dfltheory.plugins import Registry, builtin_papers, load_builtin
 from dfltheory.verify import stats
 from dfltheory.verify.holds import check_run_options, json_safe, pool_map, train_command
 
@@ -91,9 +91,6 @@ METRICS = {"test_acc": (1, "test accuracy (last round)"),
            "sharpness": (-1, "lambda_max of the Hessian of f at x_bar (last round; smaller is flatter)")}
 #: the recorded key drawn against rounds for a metric that is not itself recorded
 CURVE = {"rounds_to_target": "test_acc", "local_test_acc": "local_test_acc_mean", "sharpness": "train_loss"}
-#: the theorem's measured quantity per paper (docs/verify.md), drawn beside the metric
-_QUANTITY = {"dfedsgpsm": "grad_norm_sq", "dfedsam": "grad_norm_sq", "dfedcata": "grad_norm_sq_p",
-            "dfedpgp": "grad_norm_sq_u", "dfedadmm": "grad_norm_sq_w"}
 
 COMMON = {"dataset": "digits", "partition": "dirichlet", "alpha": 0.3, "model": "mlp-small", "epochs": True, "K": 5,
           "batch_size": 32, "lr": 0.1, "local_eval": True, "threads": 1}
@@ -103,31 +100,9 @@ SYMMETRIC = {"topology": "random", "topology_params": "k={kr},direction=regular"
 PUSH_OUT = {"topology": "random", "topology_params": "k={k},direction=out", "weights": "push-sum"}  # seed 000 L275
 PULL_IN = {"topology": "random", "topology_params": "k={k},direction=in", "weights": "uniform"}  # seed 003 L189, (6)
 CODE_GRAPH = {"topology": "code-random", "topology_params": "k={kc}", "weights": "uniform"}  # dfedcata.md §3.2, §7
-#: the rounds each paper ran (card §8), over which its learning-rate decay is spread
-_ROUNDS = {"dfedsgpsm": 300, "dfedsam": 1000, "dfedcata": 500, "dfedpgp": 500, "dfedadmm": 300}
-#: the paper's values (card §8 of each paper); "decay" is the paper's per-round factor (rescaled: :func:`run_config`)
-_BASE = {
-    "dfedsgpsm": {"decay": 0.998, "rho": 0.1, "momentum": 0.9, **PUSH_OUT},  # dfedsgpsm.md §8 (MNIST)
-    "dfedsam": {"decay": 0.998, "rho": 0.01, "Q": 4, "weight_decay": 5e-4, **SYMMETRIC},  # dfedsam.md §8
-    "dfedcata": {"decay": 0.998, "lam_pen": 0.05, "beta": 0.9, "mode": "A", "clip": 10.0, "weight_decay": 5e-4,
-                 **CODE_GRAPH},  # dfedcata.md §8 (the public code's defaults)
-    "dfedpgp": {"decay": 0.99, "K_v": 1, "momentum": 0.9, "weight_decay": 5e-4, **PULL_IN},  # dfedpgp.md §8 (L189)
-    "dfedadmm": {"decay": 0.998, "lam": 0.1, "rho": 0.1, **SYMMETRIC},  # dfedadmm.md §8
-}
 _BATCH = ("batch 32 on about 27 (m = 50) or 13 (m = 100) training images per client: 1-2 steps per local epoch (the "
           "Dirichlet sizes vary), not 4-5 of 128 on 500-600")
-#: the data, model and rounds of each paper's main experiments (card §8), named where a plan runs others
-PAPER_SETTING = {"dfedsgpsm": "MNIST and the 200-200 MLP", "dfedsam": "CIFAR-10 and VGG-11",
-                 "dfedcata": "CIFAR-10 and the code's LeNet", "dfedpgp": "CIFAR-10 and ResNet-18",
-                 "dfedadmm": "MNIST and the 200-200 MLP"}
-#: what every claim of a paper still does differently from the paper, on any data (docs/claims.md)
-_DEVIATIONS = {
-    "dfedsgpsm": (),
-    "dfedsam": ("symmetric random graph drawn k-regular (the paper: at most 10 neighbours, rule not stated)",),
-    "dfedcata": ("the paper's lambda, K and beta are lost: the code's defaults (dfedcata.md §8)",),
-    "dfedpgp": ("the last layer personal", "eta_v = eta_u (not stated in the paper)"),
-    "dfedadmm": ("symmetric random graph drawn k-regular (the paper: at most 10 neighbours, rule not stated)",),
-}
+
 
 
 @dataclass(frozen=True)
@@ -191,302 +166,10 @@ class Claim:
         return next(a for a in self.arms if a.label == label)
 
 
-def _arm(label: str, algo: str, scale: Mapping | None = None, finetune: int | None = None, **cfg) -> Arm:
+def arm(label: str, algo: str, scale: Mapping | None = None, finetune: int | None = None, **cfg) -> Arm:
     return Arm(label, {"algo": algo, **cfg}, scale=dict(scale or {}), finetune=finetune)
 
 
-#: Table III's six topologies (seed 002 L136-142; dfedcata.md §7) with the code's uniform weights, sized by
-#: :func:`scaled`
-TABLE3 = (("Ring", "ring", None), ("Grid", "grid", None), ("Exp", "exponential", None), ("Full", "full", None),
-          ("ER", "code-er", "p={p}"), ("WS", "watts-strogatz", "k={ws_k},p=0.1"))
-CATA_TOPOLOGY = tuple(_arm(f"DFedCata {name}", "dfedcata", topology=topo, topology_params=params, sequential=True)
-                      for name, topo, params in TABLE3)
-AVG_TOPOLOGY = tuple(_arm(f"DFedAvg {name}", "dfedavg", topology=topo, topology_params=params)
-                     for name, topo, params in TABLE3)
-#: the inversions Table III shows against the spectral gap (seed 002 L136-141, §10.12): WS and ER above Full, Exp
-#: below Grid
-CATA_INVERSIONS = (("DFedCata WS", "DFedCata Full"), ("DFedCata ER", "DFedCata Full"), ("DFedCata Grid", "DFedCata Exp"))
-ADMM_FIXED = {"lam": 1.0}  # DFedADMM where it is not degenerate: eta / lambda = 0.1 (module docstring)
-
-
-_BUILTIN: tuple[Claim, ...] = (
-    # ---------------------------------------------------------------- DFedSGPSM (seed 000)
-    Claim("dfedsgpsm.table1", "dfedsgpsm", "§9 Table 1, §10.20",
-          "DFedSGPSM beats SGP, and SGP beats D-PSGD (asymmetric beats symmetric under the same local optimizer)",
-          "MNIST Dir 0.3: DFedSGPSM 98.51, SGP 94.55, D-PSGD 94.36",
-          (_arm("DFedSGPSM", "dfedsgpsm"), _arm("SGP", "sgp"), _arm("D-PSGD", "dpsgd", **SYMMETRIC)),
-          (("DFedSGPSM", ">", "SGP"), ("SGP", ">", "D-PSGD")),
-          note="SGP and D-PSGD take one local epoch (their rule), DFedSGPSM 5, as in the paper; D-PSGD on a "
-               "k-regular graph, SGP on k out-neighbours: the same neighbour budget; D-PSGD in Lian et al. 2017's "
-               "order (the gradient at the unmixed point, X W - gamma G(X): dpsgd), as this card gives it",
-          index=("dfedsgpsm.20",), paper_values={"DFedSGPSM": 0.9851, "SGP": 0.9455, "D-PSGD": 0.9436}),
-    Claim("dfedsgpsm.table2", "dfedsgpsm", "§9 Table 2, §10.21",
-          "module ablation: momentum helps OSGP, SAM helps further, neighbour selection changes little",
-          "CIFAR-10 Dir 0.3: OSGP 76.59, +momentum 78.72, +SAM 81.31, +selection 81.35",
-          (_arm("OSGP", "dfedsgpsm", rho=0.0, momentum=0.0), _arm("DFedSGPM", "dfedsgpsm", rho=0.0),
-           _arm("DFedSGPSM", "dfedsgpsm"),
-           _arm("DFedSGPSM-S", "dfedsgpsm-s", topology="neighbour-selection", topology_params="k={k}")),
-          (("DFedSGPM", ">", "OSGP"), ("DFedSGPSM", ">", "DFedSGPM"), ("DFedSGPSM-S", "=", "DFedSGPSM")),
-          note="OSGP = DFedSGPSM with alpha = 0, rho = 0 (card §10.18); DFedSGPM with rho = 0; DFedSGPSM-S picks k "
-               "out-neighbours from the losses (its seeds train one by one: its graph couples all clients). "
-               "DFedSGPSM-S collapses to chance in some seeds (2 of 10 at the full size): real, not a defect of the "
-               "code: once one client's loss spikes (seed 2, round 26: 19.9 against at most 2.4 before), the logits "
-               "|f_i - f_j| of eq. (2) dwarf the draw's noise, every client picks that one (in-degree 49 of 49), "
-               "the clients nobody picks keep 1/(k+1) of their push-sum weight per round (0 to 33 of them with no "
-               "in-neighbour; w_min 0.36 -> 8e-7 by round 44), their z-step eta/w_i explodes and their losses (up "
-               "to 5e5) keep the selection locked (docs/claims.md; test_neighbour_selection_locks_on_a_loss_spike)",
-          index=("dfedsgpsm.21",), paper_setting="CIFAR-10 and the CNN", paper_rounds=500,
-          paper_values={"OSGP": 0.7659, "DFedSGPM": 0.7872, "DFedSGPSM": 0.8131, "DFedSGPSM-S": 0.8135}),
-    Claim("dfedsgpsm.alpha", "dfedsgpsm", "§9 Fig. 2a, §10.22",
-          "momentum alpha = 0.7 gives the best final accuracy among {0.1, ..., 0.9}",
-          "best at alpha = 0.7 (no number)",
-          (_arm("alpha=0.1", "dfedsgpsm", momentum=0.1), _arm("alpha=0.7", "dfedsgpsm", momentum=0.7),
-           _arm("alpha=0.9", "dfedsgpsm", momentum=0.9)),
-          (("alpha=0.7", ">", "alpha=0.1"), ("alpha=0.7", ">", "alpha=0.9")), index=("dfedsgpsm.22",),
-          deviations=("three of the paper's five alphas {0.1, 0.3, 0.5, 0.7, 0.9}",),
-          paper_setting="CIFAR-10 and the CNN (Fig. 2a)", paper_rounds=500),
-    # ---------------------------------------------------------------- DFedSAM (seed 001)
-    Claim("dfedsam.table1", "dfedsam", "§9 Table 1, §10.19",
-          "DFedSAM beats DFedAvg, which beats D-PSGD; DFedSAM-MGS (Q = 4) beats DFedSAM",
-          "CIFAR-10 Dir 0.3: DFedSAM-MGS 84.26, DFedSAM 82.04, DFedAvg 73.55, D-PSGD 68.23",
-          (_arm("DFedSAM-MGS", "dfedsam-mgs"), _arm("DFedSAM", "dfedsam"), _arm("DFedAvg", "dfedavg"),
-           _arm("D-PSGD", "dpsgd-atc")),
-          (("DFedSAM-MGS", ">", "DFedSAM"), ("DFedSAM", ">", "DFedAvg"), ("DFedAvg", ">", "D-PSGD")),
-          note="D-PSGD takes one local epoch (its rule), the others 5; D-PSGD as this card reads it (dfedsam.md §3.3: "
-               "a step, then gossip of the stepped models: dpsgd-atc, DFedAvg with K = 1), not Lian et al.'s order",
-          index=("dfedsam.19",),
-          paper_values={"DFedSAM-MGS": 0.8426, "DFedSAM": 0.8204, "DFedAvg": 0.7355, "D-PSGD": 0.6823}),
-    Claim("dfedsam.topology", "dfedsam", "§9 Table 2, §10.18",
-          "accuracy rises ring < grid < exponential < full, and the gain of Q = 4 gossip steps is large on the ring "
-          "and vanishes on the full graph",
-          "CIFAR-10 (seed L184-193): DFedSAM ring 73.19, grid 85.28, exp 87.44, full 88.05; MGS - DFedSAM: ring +7.36, "
-          "grid +2.11, exp +0.62, full +0.15",
-          tuple(_arm(f"{name} {topo}", algo, topology=topology, topology_params=None)
-                for topo, topology in (("ring", "ring"), ("grid", "grid"), ("exp", "exponential"), ("full", "full"))
-                for name, algo in (("DFedSAM", "dfedsam"), ("MGS", "dfedsam-mgs"))),
-          (("DFedSAM grid", ">", "DFedSAM ring"), ("DFedSAM exp", ">", "DFedSAM grid"),
-           ("DFedSAM full", ">", "DFedSAM exp"), ("MGS ring", ">", "DFedSAM ring"),
-           ("MGS full", "=", "DFedSAM full")),
-          trends=(Trend("local_test_acc", ">", ("DFedSAM ring", "DFedSAM grid", "DFedSAM exp", "DFedSAM full")),),
-          metric="local_test_acc",
-          note="each step of the ordering as a pair, and the per-seed rank trend over the four graphs, on the clients' "
-               "own models: gossip with a symmetric W keeps x_bar (card §10.15), so the topology reaches x_bar only "
-               "through the local drift, while the paper's 15-point spread from ring to full is the local models' "
-               "(which model the paper evaluates is not stated, card §8)",
-          index=("dfedsam.18",), large=True,
-          paper_values={"DFedSAM ring": 0.7319, "DFedSAM grid": 0.8528, "DFedSAM exp": 0.8744, "DFedSAM full": 0.8805,
-                        "MGS ring": 0.8055, "MGS grid": 0.8739, "MGS exp": 0.8806, "MGS full": 0.8820},
-          deviations=("judged on the clients' own models (the paper does not say which model it evaluates)",)),
-    Claim("dfedsam.consensus", "dfedsam", "§10.17",
-          "the consensus error is larger on the ring than on the full graph and falls with Q",
-          "no number (the card's prediction from Phi(lambda, m, Q), §5.3)",
-          (_arm("DFedSAM ring", "dfedsam", topology="ring", topology_params=None),
-           _arm("MGS ring", "dfedsam-mgs", topology="ring", topology_params=None),
-           _arm("DFedSAM full", "dfedsam", topology="full", topology_params=None)),
-          (("DFedSAM full", ">", "DFedSAM ring"), ("MGS ring", ">", "DFedSAM ring")), metric="consensus",
-          note="smaller is better: 'a > b' means a has the smaller consensus error; the runs of dfedsam.topology",
-          index=("dfedsam.17",), large=True),
-    Claim("dfedsam.K", "dfedsam", "§9 Fig. 5(a), §10.21",
-          "more local epochs K converge faster in rounds",
-          "no number (Fig. 5(a))",
-          (_arm("K=10", "dfedsam", K=10), _arm("K=2", "dfedsam", K=2)),
-          (("K=10", ">", "K=2"),), metric="rounds_to_target", index=("dfedsam.21",), varies=("K",),
-          paper_setting="CIFAR-10 and VGG-11 (the ablations)", paper_rounds=500),
-    Claim("dfedsam.landscape", "dfedsam", "§9 Fig. 2 (seed L27-33)",
-          "FedAvg has a flatter loss landscape than DFedAvg in the same setting (DFL is sharper than CFL)",
-          "Fashion-MNIST: two landscape pictures, no number",
-          (_arm("FedAvg", "fedavg", participation=0.1), _arm("DFedAvg", "dfedavg", Q=1, rho=0.0)),
-          (("FedAvg", ">", "DFedAvg"),), metric="sharpness", plan="fashion-mnist",
-          note="sharpness = lambda_max of the Hessian of f at x_bar after the last round (Lanczos on Hessian-vector "
-               "products, dfltheory.verify.landscape), the quantity the pictures show as curvature; the paper's own "
-               "FedAvg samples 10 % of the clients, DFedAvg trains all (card §8); `dfltheory plot landscape RUN` "
-               "draws Li et al.'s filter-normalised slice of one run",
-          paper_setting="Fashion-MNIST, the setting of the paper's main experiments"),
-    # ---------------------------------------------------------------- DFedCata (seed 002)
-    Claim("dfedcata.beta", "dfedcata", "§9 Table IV, §10.20",
-          "the Nesterov coefficient beta helps: accuracy rises with beta up to about 0.8, then plateaus",
-          "CIFAR-10 Dir 0.3: beta 0 77.17, 0.4 80.24, 0.9 81.54",
-          tuple(_arm(f"beta={b:g}", "dfedcata", beta=b, sequential=True) for b in (0.0, 0.4, 0.9)),
-          (("beta=0.4", ">", "beta=0"), ("beta=0.9", ">", "beta=0.4")),
-          note="the public code's schedule: clients one after the other, each aggregating (reading A) the models "
-               "already trained this round, with the code's uniform weights on its random graph (card §3.2); the "
-               "accuracy of the mean of the trained local models, which the code evaluates", index=("dfedcata.20",),
-          paper_values={"beta=0": 0.7717, "beta=0.4": 0.8024, "beta=0.9": 0.8154}),
-    Claim("dfedcata.beta.readingB", "dfedcata", "§9 Table IV, §3.1 reading B",
-          "as dfedcata.beta, in reading B (the theory's extrapolation, card §3.1): a named variant, not the code's",
-          "CIFAR-10 Dir 0.3: beta 0 77.17, 0.4 80.24, 0.9 81.54",
-          (_arm("B beta=0", "dfedcata", beta=0.0, mode="B"), _arm("B beta=0.4", "dfedcata", beta=0.4, mode="B"),
-           _arm("B beta=0.9", "dfedcata", beta=0.9, mode="B")),
-          (("B beta=0.4", ">", "B beta=0"), ("B beta=0.9", ">", "B beta=0.4")),
-          note="reading B, synchronous, on the same graph and weights as dfedcata.beta", index=("dfedcata.20",),
-          paper_values={"B beta=0": 0.7717, "B beta=0.4": 0.8024, "B beta=0.9": 0.8154},
-          deviations=("reading B in the synchronous schedule is the theory's variant; the experiments' code runs "
-                      "reading A sequentially (dfedcata.beta)",)),
-    Claim("dfedcata.table1", "dfedcata", "§9 Table I",
-          "DFedCata beats DFedSAM and DFedAvg",
-          "CIFAR-10 Dir 0.3: DFedCata 82.88, DFedSAM 79.37, DFedAvg 77.25",
-          (_arm("DFedCata", "dfedcata", sequential=True), _arm("DFedSAM", "dfedsam", rho=0.01),
-           _arm("DFedAvg", "dfedavg")),
-          (("DFedCata", ">", "DFedSAM"), ("DFedCata", ">", "DFedAvg")),
-          paper_values={"DFedCata": 0.8288, "DFedSAM": 0.7937, "DFedAvg": 0.7725},
-          note="every arm on the code's graph and weights, with its clipping and weight decay; DFedCata in the code's "
-               "sequential schedule, the baselines synchronous (the engine's sequential schedule is DFedCata's)",
-          deviations=("DFedSAM's rho is lost from the paper: DFedSAM's own 0.01 (dfedsam.md §8)",
-                      "DFedSAM and DFedAvg synchronous (whether the code runs them in place is not checked here)")),
-    Claim("dfedcata.topology", "dfedcata", "§9 Table III, §10.12",
-          "DFedCata beats DFedAvg on every topology, and its accuracy does not follow the spectral gap (WS and ER "
-          "above Full, Exp below Grid)",
-          "CIFAR-10 (seed L136-141): DFedCata ring 72.22, grid 81.13, exp 79.05, full 81.38, ER 82.04, WS 82.45; "
-          "DFedAvg 63.30, 74.72, 77.11, 78.52, 77.70, 75.65",
-          CATA_TOPOLOGY + AVG_TOPOLOGY,
-          tuple((c.label, ">", a.label) for c, a in zip(CATA_TOPOLOGY, AVG_TOPOLOGY)),
-          trends=(Trend("test_acc", "=", tuple(a.label for a in CATA_TOPOLOGY), CATA_INVERSIONS),),
-          paper_values=dict(zip([a.label for a in CATA_TOPOLOGY + AVG_TOPOLOGY],
-                                (0.7222, 0.8113, 0.7905, 0.8138, 0.8204, 0.8245, 0.6330, 0.7472, 0.7711, 0.7852, 0.7770,
-                                 0.7565))),
-          every_round=True,
-          note="DFedCata in the code's sequential schedule, DFedAvg synchronous; uniform weights 1/(deg+1) on every "
-               "graph (the code's); grid = 2-D grid without wrap-around, ER "
-               "redrawn every round with p = max(0.1, 3/m), WS with k = 8 (4 below m = 50) and p = 0.1 (dfedcata.md "
-               "§7); the rank trend is descriptive, the claim is tested on the inversions the paper names (WS and "
-               "ER above Full, Exp below Grid); measured every round, as dfedcata.speed (the same runs)",
-          index=("dfedcata.12",), large=True),
-    Claim("dfedcata.speed", "dfedcata", "§VI-A (Fig. 4), §10.13",
-          "DFedCata's convergence speed does not follow the spectral gap (about 80 rounds to 75 % on Full against 40 "
-          "on ER), unlike earlier DFL methods, whose speed does (DFedAvg here)",
-          "CIFAR-10, rounds to 75 % (seed L162): DFedCata about 80 on Full, about 40 on ER (read off Fig. 4)",
-          CATA_TOPOLOGY + AVG_TOPOLOGY, (),
-          metric="rounds_to_target",
-          trends=(Trend("rounds_to_target", "=", tuple(a.label for a in CATA_TOPOLOGY),
-                        (("DFedCata ER", "DFedCata Full"),)),
-                  Trend("rounds_to_target", ">", tuple(a.label for a in AVG_TOPOLOGY))),
-          note="the runs of dfedcata.topology; speed is the rounds to the best accuracy every run reaches, measured "
-               "every round; 'does not follow the gap' is tested on the paper's inversion (ER faster than Full)",
-          index=("dfedcata.13",), large=True, every_round=True,
-          paper_values={"DFedCata Full": 80.0, "DFedCata ER": 40.0}),
-    # ---------------------------------------------------------------- DFedPGP (seed 003)
-    Claim("dfedpgp.directed", "dfedpgp", "§9 Table 4, §10.17(c)",
-          "directed (in-neighbour pull) communication beats the symmetric version of the same personalized "
-          "algorithm",
-          "CIFAR-10 Dir 0.3: DFedPGP 85.61, DFedAvgM-P 84.69",
-          (_arm("DFedPGP directed", "dfedpgp-pull"),
-           _arm("DFedPGP symmetric", "dfedpgp-pull", **{**SYMMETRIC, "weights": "uniform"})),
-          (("DFedPGP directed", ">", "DFedPGP symmetric"),),
-          note="the symmetric arm: a random k-regular graph with p_ij = 1/(k+1), the doubly stochastic form of rule "
-               "(6) the paper describes (card §7); the same k neighbours as the directed arm",
-          index=("dfedpgp.17",), paper_values={"DFedPGP directed": 0.8561, "DFedPGP symmetric": 0.8469}),
-    Claim("dfedpgp.personal", "dfedpgp", "§9 Table 4, §10.17(b)",
-          "partial personalization (a personal classifier head) beats sharing the whole model",
-          "CIFAR-10 Dir 0.3: DFedPGP 85.61, OSGP 83.14",
-          (_arm("DFedPGP", "dfedpgp-pull"), _arm("shared all (OSGP)", "dfedpgp-pull", personal="none")),
-          (("DFedPGP", ">", "shared all (OSGP)"),),
-          note="the second arm is DFedPGP with every layer shared; personal test accuracy on each client's test "
-               "split", index=("dfedpgp.17",), paper_values={"DFedPGP": 0.8561, "shared all (OSGP)": 0.8314}),
-    Claim("dfedpgp.finetune", "dfedpgp", "§9 Table 1, §10.17(a)",
-          "DFedPGP beats a global decentralized method made personal by local fine-tuning (DFedAvgM + fine-tuning)",
-          "CIFAR-10 Dir 0.3 (Table 1, seed L161-175): DFedPGP 85.61, DFedAvgM 82.49, FedBABU (fine-tunes 5 times, "
-          "L385) 83.26",
-          (_arm("DFedPGP", "dfedpgp-pull"),
-           _arm("DFedAvgM + fine-tuning", "dfedavgm", finetune=5, K_v=None, **{**SYMMETRIC, "weights": "uniform"}),
-           _arm("DFedAvgM, no fine-tuning", "dfedavgm", finetune=0, K_v=None, **{**SYMMETRIC, "weights": "uniform"})),
-          (("DFedPGP", ">", "DFedAvgM + fine-tuning"),),
-          note="personal test accuracy on each client's own test split for all three; DFedAvgM (momentum 0.9, "
-               "symmetric k-regular gossip) is trained with DFedPGP's schedule, then each client takes 5 SGD steps "
-               "of batch 32 on its own data from its final model (dfltheory.empirical.finetune); the third arm, not "
-               "decided, is DFedAvgM's final models without fine-tuning", index=("dfedpgp.17",),
-          deviations=("fine-tuning: 5 minibatch steps (FedBABU's 5 fine-tuning passes read as steps)",)),
-    Claim("dfedpgp.K_u", "dfedpgp", "§6 Remark 1, §9 Table 8, §10.6",
-          "more local epochs K_u on the shared part speed convergence (Remark 1); K_u = 5 is the best of the grid "
-          "[1, 3, 5, 8] (Table 8)",
-          "no accuracy given (Remark 1, seed L157; Table 8 'Local Interval' [1, 3, 5, 8], best 5, L469)",
-          tuple(_arm(f"K_u={k}", "dfedpgp-pull", K=k) for k in (1, 3, 5, 8)),
-          (("K_u=5", ">", "K_u=1"), ("K_u=5", ">", "K_u=3"), ("K_u=5", ">", "K_u=8")),
-          note="K is DFedPGP's K_u in epochs (K_v = 1 personal epoch first), as the paper's Local Interval",
-          index=("dfedpgp.6",), varies=("K",)),
-    Claim("dfedpgp.clients", "dfedpgp", "§9 Fig. 3b, §10.8, §10.17(f)",
-          "fewer clients give higher accuracy (more data per client), although the bound's q predicts the opposite",
-          "no number (Fig. 3b, seed L242): 5 and 10 clients above 50, 100 and 200",
-          (_arm("m/2 clients", "dfedpgp-pull", scale={"n": 0.5}), _arm("m clients", "dfedpgp-pull"),
-           _arm("2m clients", "dfedpgp-pull", scale={"n": 2.0})),
-          (("m/2 clients", ">", "m clients"), ("m clients", ">", "2m clients")),
-          note="m/2, m, 2m clients split digits' 1,348 training images (50, 100, 200 at the full size); local work "
-               "in epochs, so more data per client is more steps per round (the paper's mechanism); the same k "
-               "neighbours", index=("dfedpgp.8", "dfedpgp.17"), varies=("n",), large=True),
-    Claim("dfedpgp.neighbours", "dfedpgp", "§9 Fig. 3a, §10.7, §10.17(e)",
-          "more neighbours give higher accuracy: the largest neighbour count is best",
-          "no number (Fig. 3a, seed L240): 2, 5, 10, 20, 40 in-neighbours of 100, best at 40",
-          (_arm("k/2", "dfedpgp-pull", scale={"k": 0.5}), _arm("k", "dfedpgp-pull"),
-           _arm("2k", "dfedpgp-pull", scale={"k": 2.0}), _arm("4k", "dfedpgp-pull", scale={"k": 4.0})),
-          (("4k", ">", "k/2"), ("4k", ">", "k"), ("4k", ">", "2k")),
-          note="k = max(2, round(m/10)) in-neighbours: 5, 10, 20, 40 of 100 clients at the full size",
-          index=("dfedpgp.7", "dfedpgp.17"), large=True),
-    # ---------------------------------------------------------------- DFedADMM (seed 004)
-    Claim("dfedadmm.printed", "dfedadmm", "§9 Table 1, §10.12, §10.18",
-          "at the printed setting eta = lambda = 0.1: DFedADMM-SAM beats DFedADMM, and DFedADMM beats DFedAvg (the "
-          "finding tested here: the card predicts that the K local steps collapse to about one, §10.12)",
-          "MNIST Dir 0.3: DFedADMM-SAM 98.44, DFedADMM 98.07, DFedAvg 97.78",
-          (_arm("DFedADMM-SAM", "dfedadmm-sam"), _arm("DFedADMM", "dfedadmm"), _arm("DFedAvg", "dfedavg"),
-           _arm("DFedADMM lambda=1", "dfedadmm", **ADMM_FIXED)),
-          (("DFedADMM-SAM", ">", "DFedADMM"), ("DFedADMM", ">", "DFedAvg")),
-          note="the fourth arm, not decided, is DFedADMM where it is not degenerate (lambda = 1): the gap between "
-               "the two DFedADMM arms measures the collapse (card §10.12); the gap to DFedAvg depends on the "
-               "horizon: -49.2 points at T = 100, -5.2 at T = 300 (m = 50, 4 seeds: 89.0 against 94.3, p 0.008; "
-               "issue 34)", index=("dfedadmm.18",), paper_values={"DFedADMM-SAM": 0.9844, "DFedADMM": 0.9807, "DFedAvg": 0.9778}),
-    Claim("dfedadmm.sam", "dfedadmm", "§9 Table 1, §10.18",
-          "DFedADMM-SAM beats DFedADMM, and DFedADMM beats DFedAvg",
-          "MNIST Dir 0.3: DFedADMM-SAM 98.44, DFedADMM 98.07, DFedAvg 97.78",
-          (_arm("DFedADMM-SAM", "dfedadmm-sam", **ADMM_FIXED), _arm("DFedADMM", "dfedadmm", **ADMM_FIXED),
-           _arm("DFedAvg", "dfedavg")),
-          (("DFedADMM-SAM", ">", "DFedADMM"), ("DFedADMM", ">", "DFedAvg")),
-          index=("dfedadmm.18",), deviations=("lambda = 1, not the printed 0.1 (degenerate: dfedadmm.printed)",),
-          paper_values={"DFedADMM-SAM": 0.9844, "DFedADMM": 0.9807, "DFedAvg": 0.9778}),
-    Claim("dfedadmm.topology", "dfedadmm", "§9 Table 2, §10.17",
-          "accuracy of DFedADMM and DFedADMM-SAM rises from ring to full (falls with psi)",
-          "MNIST Dir 0.3: DFedADMM ring 96.41, full 98.26; DFedADMM-SAM ring 97.08, full 98.50",
-          (_arm("DFedADMM ring", "dfedadmm", topology="ring", topology_params=None, **ADMM_FIXED),
-           _arm("DFedADMM full", "dfedadmm", topology="full", topology_params=None, **ADMM_FIXED),
-           _arm("DFedADMM-SAM ring", "dfedadmm-sam", topology="ring", topology_params=None, **ADMM_FIXED),
-           _arm("DFedADMM-SAM full", "dfedadmm-sam", topology="full", topology_params=None, **ADMM_FIXED)),
-          (("DFedADMM full", ">", "DFedADMM ring"), ("DFedADMM-SAM full", ">", "DFedADMM-SAM ring")),
-          index=("dfedadmm.17",), large=True,
-          paper_values={"DFedADMM ring": 0.9641, "DFedADMM full": 0.9826, "DFedADMM-SAM ring": 0.9708,
-                        "DFedADMM-SAM full": 0.9850},
-          deviations=("lambda = 1, not the printed 0.1 (degenerate: dfedadmm.printed)",)),
-    Claim("dfedadmm.lambda", "dfedadmm", "§9 Fig. 3b, §10.20",
-          "the penalty lambda = 0.2 is the best of {0.05, 0.1, 0.2, 0.5}",
-          "no number (Fig. 3b, seed L243): lambda = 0.2 best",
-          tuple(_arm(f"lambda={lam:g}", "dfedadmm-sam", lam=lam) for lam in (0.05, 0.1, 0.2, 0.5)),
-          (("lambda=0.2", ">", "lambda=0.05"), ("lambda=0.2", ">", "lambda=0.1"), ("lambda=0.2", ">", "lambda=0.5")),
-          note="DFedADMM-SAM (rho = 0.1) at the paper's eta = 0.1: lambda = 0.05 makes the local factor "
-               "1 - eta/lambda = -1 (card §10.7), lambda = 0.1 collapses the K steps to one (§10.12); one finding "
-               "with dfedadmm.printed (the degenerate eta/lambda at small lambda), counted once",
-          index=("dfedadmm.20",), finding="dfedadmm.printed", paper_setting="CIFAR-10 and the CNN (the ablations, card §8)"),
-    Claim("dfedadmm.K", "dfedadmm", "§9 Fig. 3a, §10.20",
-          "more local epochs converge faster: K = 10 beats K = 1, 2 and 5",
-          "no number (Fig. 3a, seed L237): K = 10 fastest of {1, 2, 5, 10}",
-          tuple(_arm(f"K={k}", "dfedadmm-sam", K=k, **ADMM_FIXED) for k in (1, 2, 5, 10)),
-          (("K=10", ">", "K=1"), ("K=10", ">", "K=2"), ("K=10", ">", "K=5")), metric="rounds_to_target",
-          index=("dfedadmm.20",), varies=("K",), paper_setting="CIFAR-10 and the CNN (the ablations, card §8)",
-          deviations=("lambda = 1, not the printed 0.1 (degenerate: dfedadmm.printed)",)),
-    Claim("dfedadmm.rho", "dfedadmm", "§9 Fig. 3d, §10.20",
-          "the SAM radius rho = 0.1 is the best of {0.01, ..., 0.3}; convergence slows as rho grows",
-          "no number (Fig. 3d, seed L241): rho = 0.1 best of {0.01, 0.05, 0.1, 0.2, 0.25, 0.3}",
-          tuple(_arm(f"rho={r:g}", "dfedadmm-sam", rho=r, **ADMM_FIXED) for r in (0.01, 0.1, 0.3)),
-          (("rho=0.1", ">", "rho=0.01"), ("rho=0.1", ">", "rho=0.3")), index=("dfedadmm.20",), paper_setting="CIFAR-10 and the CNN (the ablations, card §8)",
-          deviations=("lambda = 1, not the printed 0.1 (degenerate: dfedadmm.printed)",
-                      "three of the paper's six radii")),
-    Claim("dfedadmm.clients", "dfedadmm", "§9 Fig. 3c, §10.20",
-          "the number of clients makes no significant difference",
-          "no number (Fig. 3c, seed L207): m = 50, 100, 150 'no significant difference'",
-          (_arm("m/2 clients", "dfedadmm-sam", scale={"n": 0.5}, **ADMM_FIXED),
-           _arm("m clients", "dfedadmm-sam", **ADMM_FIXED),
-           _arm("1.5m clients", "dfedadmm-sam", scale={"n": 1.5}, **ADMM_FIXED)),
-          (("m/2 clients", "=", "m clients"), ("1.5m clients", "=", "m clients")),
-          note="m/2, m, 1.5m = 50, 100, 150 at the full size, as the paper's; digits' training images are split "
-               "among them; 'no significant difference' tested as equivalence within one accuracy point",
-          index=("dfedadmm.20",), varies=("n",), large=True, paper_setting="CIFAR-10 and the CNN (the ablations, card §8)",
-          deviations=("lambda = 1, not the printed 0.1 (degenerate: dfedadmm.printed)",)),
-)
 
 
 # ------------------------------------------------------------------------------------------------ sizes
@@ -553,7 +236,7 @@ class Plan:
 
 
 DIGITS = Plan("digits", COMMON, SIZES, "default", "digits, Dirichlet(0.3), MLP 32-32, K = 5 local epochs of batch 32",
-              "digits and a 32-32 MLP", deviations={p: (_BATCH,) for p in _BASE})
+              "digits and a 32-32 MLP", deviations={p: (_BATCH,) for p in builtin_papers()})
 
 #: MNIST where the papers ran it (issue 34 item 2): DFedSGPSM's Table 1 and DFedADMM's Tables 1 and 2 (seed 000 L275,
 #: seed 004 L183, L343; cards §8): m = 100 clients of about 600 images (Dirichlet 0.3), the 200-200 MLP
@@ -609,24 +292,43 @@ def plan_of(plan: str | Plan) -> Plan:
 
 
 #: per paper with claims: its claims' ids, its base options, its rounds, the theorem quantity recorded, what every
-#: claim changes; every claim by id. :class:`dfltheory.plugins.Registry` mappings: a plugin adds papers and claims
-#: (:func:`register_claims`), it cannot replace or remove a built-in one
-PAPERS: dict[str, tuple[str, ...]] = Registry("paper with claims")
-PAPER_BASE: dict[str, dict] = Registry("paper's claims base options")
-PAPER_ROUNDS: dict[str, int] = Registry("paper's claims rounds")
-QUANTITY: dict[str, str] = Registry("paper's claims quantity")
-DEVIATIONS: dict[str, tuple[str, ...]] = Registry("paper's claims deviations")
-CLAIMS: dict[str, Claim] = Registry("claim")
+#: claim changes, the data and model of its main experiments; every claim by id. :class:`dfltheory.plugins.Registry`
+#: mappings: the built-in papers' claims (dfltheory/papers/<id>/claims.py) are registered when one is first read
+#: (:func:`_load_builtins`); a plugin adds papers and claims (:func:`register_claims`), it cannot replace or remove a
+#: built-in one
+
+
+def _load_builtins() -> None:
+    if _LOADING:
+        return
+    _LOADING.append(True)
+    load_builtin("claims")
+    for registry in _REGISTRIES:
+        registry.seal()  # the built-in papers' claims are fixed: a plugin adds its own, it cannot replace one
+        registry.loaded()
+
+
+_LOADING: list[bool] = []
+PAPERS: dict[str, tuple[str, ...]] = Registry("paper with claims", load=_load_builtins)
+PAPER_BASE: dict[str, dict] = Registry("paper's claims base options", load=_load_builtins)
+PAPER_ROUNDS: dict[str, int] = Registry("paper's claims rounds", load=_load_builtins)
+QUANTITY: dict[str, str] = Registry("paper's claims quantity", load=_load_builtins)
+DEVIATIONS: dict[str, tuple[str, ...]] = Registry("paper's claims deviations", load=_load_builtins)
+PAPER_SETTING: dict[str, str] = Registry("paper's main experimental setting", load=_load_builtins)
+CLAIMS: dict[str, Claim] = Registry("claim", load=_load_builtins)
+_REGISTRIES = (PAPERS, PAPER_BASE, PAPER_ROUNDS, QUANTITY, DEVIATIONS, PAPER_SETTING, CLAIMS)
 
 
 def register_claims(paper: str, claims: Sequence[Claim], *, base: Mapping, rounds: int,
-                    quantity: str = "grad_norm_sq", deviations: Sequence[str] = (), origin: str = "") -> None:
+                    quantity: str = "grad_norm_sq", deviations: Sequence[str] = (), setting: str = "",
+                    origin: str = "") -> None:
     """Make ``dfltheory claims PAPER`` (and the report) test a paper's experimental claims: each :class:`Claim` of
     ``paper`` compares :class:`Arm`s (a registered algorithm and its options over :data:`COMMON` and ``base``) by a
     statistical test over seeds. ``base``: the paper's options, with ``decay`` its per-round learning-rate factor
     over its ``rounds`` (rescaled to the run's rounds); ``quantity``: the metric of the theorem's quantity recorded
-    beside; ``deviations``: what every claim does differently from the paper. ``origin`` (a plugin file) is named in
-    the errors, ValueErrors that name the problem and the fix."""
+    beside; ``deviations``: what every claim does differently from the paper; ``setting``: the data and model of its
+    main experiments, named where a plan runs others. ``origin`` (a plugin file) is named in the errors, ValueErrors
+    that name the problem and the fix."""
     from dfltheory.bounds import PAPERS as CATALOG
     from dfltheory.empirical.algorithms import ALGORITHMS
 
@@ -643,6 +345,9 @@ def register_claims(paper: str, claims: Sequence[Claim], *, base: Mapping, round
                   for i, c in enumerate(claims) if not isinstance(c, Claim)]
     if not isinstance(base, Mapping):
         shape.append(f"base must be a mapping of the paper's options with 'decay', got {type(base).__name__}")
+    if not isinstance(setting, str):
+        shape.append(f"setting must be the data and model of the paper's main experiments (a string), got "
+                     f"{type(setting).__name__}")
     if not isinstance(quantity, str):
         shape.append(f"quantity must be a recorded metric's name (a string), got {type(quantity).__name__}")
     if isinstance(deviations, (str, bytes)) or not isinstance(deviations, Iterable) or \
@@ -677,15 +382,12 @@ def register_claims(paper: str, claims: Sequence[Claim], *, base: Mapping, round
     PAPERS[paper] = tuple(c.id for c in claims)
     PAPER_BASE[paper], PAPER_ROUNDS[paper], QUANTITY[paper] = dict(base), rounds, quantity
     DEVIATIONS[paper] = tuple(deviations)
+    PAPER_SETTING[paper] = setting
     for c in claims:
         CLAIMS[c.id] = c
 
 
-for _paper in ("dfedsgpsm", "dfedsam", "dfedcata", "dfedpgp", "dfedadmm"):
-    register_claims(_paper, [c for c in _BUILTIN if c.paper == _paper], base=_BASE[_paper], rounds=_ROUNDS[_paper],
-                    quantity=_QUANTITY[_paper], deviations=_DEVIATIONS[_paper], origin=__name__)
-for _registry in (PAPERS, PAPER_BASE, PAPER_ROUNDS, QUANTITY, DEVIATIONS, CLAIMS):
-    _registry.seal()  # the built-in papers' claims are fixed: a plugin adds its own, it cannot replace one
+
 
 
 def select(papers: Sequence[str] = ("all",), plan: str | Plan = "digits") -> list[Claim]:

@@ -194,8 +194,8 @@ PLANT = C.ClaimSize(m=4, m_large=4, rounds=6, seeds=6, eval_every=3)
 def test_planted_difference_is_found_and_planted_null_is_not(tmp_path):
     """A crippled copy of DFedAvg (lr 1e-4) loses to DFedAvg: 'agrees', and 'contradicted' when claimed the other
     way; DFedAvg against itself on other seeds is 'inconclusive' with a stated detectable effect, never a verdict."""
-    arm = C._arm("DFedAvg", "dfedavg")
-    crippled = C._arm("DFedAvg lr 1e-4", "dfedavg", lr=1e-4)
+    arm = C.arm("DFedAvg", "dfedavg")
+    crippled = C.arm("DFedAvg lr 1e-4", "dfedavg", lr=1e-4)
     again = C.Arm("DFedAvg again", arm.cfg, seed_offset=100)
     planted = C.Claim("planted", "dfedsam", "-", "planted", "-", (arm, crippled, again),
                       (("DFedAvg", ">", "DFedAvg lr 1e-4"), ("DFedAvg lr 1e-4", ">", "DFedAvg")))
