@@ -1,6 +1,7 @@
 """The algorithms of the six cards as (local rule, communication rule) pairs; each reads like its pseudocode. The
-baselines are defined here; a paper's own algorithms (dfedsam, dfedsgpsm, ...) in ``dfltheory/papers/<id>/algorithms.py``,
-registered through :func:`register_algorithm` when the table is first read (:func:`dfltheory.plugins.load_builtin`).
+baselines are defined here, a paper's own algorithms (dfedsam, dfedsgpsm, ...) in
+``dfltheory/papers/<id>/algorithms.py``; both are registered through :func:`register_algorithm` when the table is first
+read (:func:`dfltheory.plugins.load_builtin`).
 
 | name          | local rule                                  | communication                  | source |
 |---------------|---------------------------------------------|--------------------------------|--------|

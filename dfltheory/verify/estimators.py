@@ -25,7 +25,7 @@ own personal part v_i (its objective is F_i(u, v_i), card dfedpgp §4). At each 
 * sigma_g^2, mean form (DFedSAM A2): (1/m) sum_i ||grad f_i(x) - grad f(x)||^2, grad f = (1/m) sum_i grad f_i.
   Per-client form (DFedSGPSM A4, whose proof uses it, seed 000 L335; DFedADMM A3): max_i ||grad f_i - grad f||^2.
   DFedPGP A4: max_i ||grad_u F_i(u, v_i) - grad_u F(u, V)||^2 (per client, u-gradient only). ``sigma_g`` is the
-  paper's form (:data:`SIGMA_G_FORM`); both forms are reported as diagnostics.
+  paper's form (:func:`sigma_g_form`); both forms are reported as diagnostics.
 * beta (DFedSAM Definition 2, ``beta_h``): max_i ||grad f_i(x) - grad f(x)||.
 * G of DFedCata A3 (``G_het``): (1/m) sum_i ||grad f_i||^2 <= G^2 + B^2 ||grad f||^2, read at B = 1 (``B_het``,
   chosen; the card fixes no B). Since (1/m) sum_i ||grad f_i||^2 = sigma_g^2(x) + ||grad f(x)||^2, the least G valid
@@ -57,22 +57,44 @@ from torch.func import grad, jvp, vmap
 
 from dfltheory.empirical import budget
 from dfltheory.empirical.runner import check_threads, load_run
+from dfltheory.plugins import Registry
 
-#: algorithm -> paper whose assumptions its run is read against (the papers' baselines: DFedSAM's, the generic ones)
-FAMILY = {"dfedsam": "dfedsam", "dfedsam-mgs": "dfedsam", "dfedavg": "dfedsam", "dfedavgm": "dfedsam",
-          "dpsgd": "dfedsam", "fedavg": "dfedsam", "fedprox": "dfedsam", "fedsam": "dfedsam", "scaffold": "dfedsam",
-          "dfedsgpsm": "dfedsgpsm", "dfedsgpsm-s": "dfedsgpsm", "sgp": "dfedsgpsm",
-          "dfedadmm": "dfedadmm", "dfedadmm-sam": "dfedadmm", "dfedcata": "dfedcata", "dfedpgp": "dfedpgp"}
-#: paper -> the catalog symbols its theorems use that :meth:`RunConstants.values` returns (dfltheory.bounds)
-SYMBOLS = {
-    "dfedsam": ("L", "sigma_l", "sigma_g", "B", "beta_h", "f0_minus_fstar"),
-    "dfedsgpsm": ("L", "sigma_l", "sigma_g", "B", "f0_minus_fstar"),
-    "dfedadmm": ("L", "sigma_l", "sigma_g", "B", "f0_minus_fstar"),
-    "dfedcata": ("L", "sigma_l", "G_het", "B_het", "f0_minus_fstar"),
-    "dfedpgp": ("L_u", "L_v", "L_uv", "L_vu", "sigma_u", "sigma_v", "sigma_g", "f0_minus_fstar"),
-}
-#: paper -> which form of sigma_g its assumption states (module table)
-SIGMA_G_FORM = {"dfedsam": "mean", "dfedsgpsm": "client", "dfedadmm": "client", "dfedcata": "mean", "dfedpgp": "client"}
+
+
+def _from_plans() -> None:
+    """:data:`FAMILY` and :data:`SYMBOLS` from the verification plans (``run_constants``, ``runs_read_as``)."""
+    from dfltheory.verify.plans import plans
+
+    for paper, plan in plans().items():
+        if plan.run_constants:
+            dict.__setitem__(SYMBOLS, paper, tuple(plan.run_constants))
+            for algo in plan.runs_read_as:
+                dict.__setitem__(FAMILY, algo, paper)
+    FAMILY.loaded()
+    SYMBOLS.loaded()
+
+
+#: algorithm -> paper whose assumptions its run is read against (its plan's ``runs_read_as``); read when first used
+FAMILY: dict[str, str] = Registry("algorithm's assumption family", load=_from_plans)
+#: paper -> the catalog symbols its theorems use that :meth:`RunConstants.values` returns (its plan's
+#: ``run_constants``)
+SYMBOLS: dict[str, tuple[str, ...]] = Registry("paper's run constants", load=_from_plans)
+#: an algorithm no plan names is read as DFedAvg's runs are (the generic assumptions)
+GENERIC = "dfedavg"
+
+
+def paper_of(algo: str | None) -> str:
+    """The paper whose assumptions a run of ``algo`` is read against."""
+    return FAMILY.get(algo, FAMILY[GENERIC])
+
+
+def sigma_g_form(paper: str) -> str:
+    """The form of sigma_g a run's estimate takes for ``paper`` (module table): its catalog form, the per-client one
+    on the shared block for a personal form, the mean one where the paper states none."""
+    from dfltheory.bounds.catalog import sigma_g_form as declared
+
+    form = declared(paper)
+    return {"personal": "client", None: "mean"}.get(form, form)
 LOCAL = "a local, trajectory-based estimate (max over the points), not a global constant"
 MEMORY = 2**25  # elements a chunk of clients may hold (per-sample gradients, Lanczos vectors): 128 MB in float32
 EXACT = 2**22  # parameters x training samples up to which the estimates are computed in float64
@@ -395,13 +417,13 @@ def summarize(measures: list[PointMeasure], *, batch_size: int | None, paper: st
         f"sqrt((1/m) sum_i ||grad f_i - grad f||^2){on}: the mean form", reduce=lambda t: t)
     add("sigma_g_client", lambda p: heterogeneity(p.grads, shared).sqrt(),
         f"sqrt(max_i ||grad f_i - grad f||^2){on}: the per-client form")
-    src = est[f"sigma_g_{SIGMA_G_FORM[paper]}"]
+    src = est[f"sigma_g_{sigma_g_form(paper)}"]
     formula, form = src.what.split(": the ")
     est["sigma_g"] = replace(src, symbol="sigma_g", what=f"{paper}'s {form.replace(' form', '')} form: {formula}")
-    if paper == "dfedsam":
+    if "beta_h" in SYMBOLS.get(paper, ()):
         est["beta_h"] = replace(est["sigma_g_client"], symbol="beta_h",
                                 what="Definition 2's beta: max_i ||grad f_i - grad f||")
-    if paper == "dfedcata":
+    if "G_het" in SYMBOLS.get(paper, ()):
         est["G_het"] = over_points("G_het", [math.sqrt(v) for v in g_het(measures, B_het)],
                                  f"G of A3 at B = {B_het:g}: sqrt(max (1/m) sum_i ||grad f_i||^2 - B^2 ||grad f||^2)")
         est["B_het"] = Estimate("B_het", float(B_het), float(B_het), float(B_het), float(B_het), 0,
@@ -459,7 +481,7 @@ def estimate_run(run_dir, points: int = 6, seed: int = 0, f_star=None, iters: in
     engine, evaluator, cfg, x0 = load_run(run_dir)
     mfile = Path(run_dir) / "metrics.jsonl"
     records = read_records(mfile) if mfile.exists() else []
-    paper = FAMILY.get(engine.algo.name, "dfedsam")
+    paper = paper_of(engine.algo.name)
     shared = engine.shared
     Z = engine.client_models()
     budget.require(points * Z.numel() * Z.element_size(), f"--points {points} (each {Z.shape[0]} client models x "

@@ -74,6 +74,10 @@ class PaperPlan:
     # the PEP model of the main theorem (a model of dfltheory.pep and its options) whose exact worst case is one of
     # the instruments that catch a planted error (dfltheory.verify.mutations.pep_instrument); None: none
     pep_model: tuple[str, Mapping[str, float]] | None = None
+    # the symbols of its theorems that an estimate along a user's run gives (dfltheory.verify.estimators), in the
+    # order printed, and the algorithms whose runs are read against its assumptions (its own, and the baselines)
+    run_constants: tuple[str, ...] = ()
+    runs_read_as: tuple[str, ...] = ()
 
     def target(self, theorem: str) -> Target:
         for t in self.targets:

@@ -18,6 +18,8 @@ PLAN = PaperPlan(
     # chosen continuously (issue 33 item 5; it was one of 5 values)
     tune={"lam_pen": (1e-5, 1e-2)},
     pep_model=("dfedadmm", {"lam_pen": 0.01}),
+    run_constants=("L", "sigma_l", "sigma_g", "B", "f0_minus_fstar"),
+    runs_read_as=("dfedadmm", "dfedadmm-sam"),
     targets=(Target("dfedadmm.thm1", "dfedadmm-sam", "avg_w", main=True),
              Target("dfedadmm.thm1.corrected", "dfedadmm-sam", "avg_w"),
              Target("dfedadmm.thm1.normalized", "dfedadmm-sam", "avg_w"),

@@ -17,6 +17,8 @@ PLAN = PaperPlan(
         "whose topology factor Gamma_lam has no formula in the paper, for the decaying step c/(tK + k) and a "
         "loss bounded by U; no number can be compared with a measured stability gap")},
     pep_model=("dfedcata-b", {"lam_pen": 0.05, "beta": 0.5}),
+    run_constants=("L", "sigma_l", "G_het", "B_het", "f0_minus_fstar"),
+    runs_read_as=("dfedcata",),
     targets=(Target("dfedcata.thm1", "dfedcata", "avg_p", {"mode": "B"}, main=True),
              Target("dfedcata.thm1.consensus", "dfedcata", "avg_p", {"mode": "B"}),
              Target("dfedcata.thm1.invpen", "dfedcata", "avg_p", {"mode": "B"}),

@@ -15,6 +15,8 @@ PLAN = PaperPlan(
     pushsum_lemma="seed 003 L525-527",
     tuned=("dfedpgp.thm1.explicit", "dfedpgp.thm1.explicit_corrected", "dfedpgp.thm1.explicit_u"),
     topologies=DIRECTED,
+    run_constants=("L_u", "L_v", "L_uv", "L_vu", "sigma_u", "sigma_v", "sigma_g", "f0_minus_fstar"),
+    runs_read_as=("dfedpgp",),
     targets=(Target("dfedpgp.thm1", "dfedpgp", "avg_pgp", main=True),
              Target("dfedpgp.thm1.eq33", "dfedpgp", "avg_pgp"),
              Target("dfedpgp.thm1.explicit", "dfedpgp", "avg_pgp"),

@@ -22,6 +22,9 @@ PLAN = PaperPlan(
     topologies=UNDIRECTED,
     # at sigma_l = 0 its bound covers the PEP of DFedAvg (DFedSAM at rho = 0)
     pep_model=("dfedavg", {}),
+    # a run's constants are read against DFedSAM's assumptions for its own algorithms and the generic baselines
+    run_constants=("L", "sigma_l", "sigma_g", "B", "beta_h", "f0_minus_fstar"),
+    runs_read_as=("dfedsam", "dfedsam-mgs", "dfedavg", "dfedavgm", "dpsgd", "fedavg", "fedprox", "fedsam", "scaffold"),
     targets=(Target("dfedsam.thm4.1", "dfedsam", "min", main=True),
              Target("dfedsam.thm4.1.E2", "dfedsam", "min"),
              Target("dfedsam.thm4.1.proofE2", "dfedsam", "min"),

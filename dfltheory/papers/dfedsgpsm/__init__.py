@@ -1,5 +1,6 @@
-"""The paper DFedSGPSM, *Asymmetrically Decentralized Federated Learning* (seed 000, card ``dfedsgpsm.md``): one module per pillar, each with a
-``register()`` that hands its part to that pillar's public ``register_*`` function (:mod:`dfltheory.papers`).
+"""The paper DFedSGPSM, *Asymmetrically Decentralized Federated Learning* (seed 000, card ``dfedsgpsm.md``): one module
+per pillar, each with a ``register()`` that hands its part to that pillar's public ``register_*`` function
+(:mod:`dfltheory.papers`).
 
 * :mod:`.theorems`: its theorems, corollaries and lemmas (``dfltheory.bounds.register_paper``);
 * :mod:`.algorithms`: the algorithms it introduces (``dfltheory.empirical.algorithms.register_algorithm``);
