@@ -1032,14 +1032,15 @@ def rejudge(result: dict) -> dict:
     measure what the claim now tests gets new pairs, trends, calibration, verdict and reason (``rejudged`` true); a
     claim whose metric or measurement cadence changed keeps its stored verdict with ``rejudged`` false and ``stale``
     saying why (a run is needed). A result from before :data:`CACHE_VERSION` 2 ran ``dpsgd`` as step then mix: its
-    arms are relabelled ``dpsgd-atc`` (:data:`RENAMED`), and a claim that now runs Lian et al.'s ``dpsgd`` is stale.
+    arms are relabelled ``dpsgd-atc`` (:data:`RENAMED`), and a claim that now runs Lian et al.'s ``dpsgd`` is stale
+    unless its row was re-run since (the row's own ``cache``: :func:`merge_rows`).
     Adds the study-wide verdicts and the findings."""
     by_id = dict(CLAIMS)
     plan = plan_of(result.get("plan", "digits"))
-    before = result.get("cache", 1) < CACHE_VERSION
     rows = []
     for row in result["claims"]:
         claim = by_id.get(row["id"])
+        before = row.get("cache", result.get("cache", 1)) < CACHE_VERSION  # a row re-run since carries its own
         if before:
             row = {**row, "arms": [_renamed(a) for a in row["arms"]]}
         stale = None
@@ -1076,6 +1077,20 @@ def rejudge(result: dict) -> dict:
     return {**result, "rule": RULE, "family_wise": policy, "claims": rows, "findings": findings(rows),
             "rejudged": "the stored per-seed values judged again by the issue-34 rules (dfltheory.verify.claims."
                         "rejudge); stale rows keep their stored verdict until re-run"}
+
+
+def merge_rows(result: dict, rerun: dict) -> dict:
+    """``result`` (a stored claims.json) with the rows of ``rerun`` (a :func:`run_claims` result of some of its
+    claims, at the same plan and size) in place of its own, each marked with the re-run's ``cache``, then judged
+    again (:func:`rejudge`: the study-wide correction and the findings over every row)."""
+    if (rerun.get("plan", "digits"), rerun.get("size")) != (result.get("plan", "digits"), result.get("size")):
+        raise ValueError(f"the re-run is plan {rerun.get('plan', 'digits')!r} size {rerun.get('size')!r}, the result "
+                         f"plan {result.get('plan', 'digits')!r} size {result.get('size')!r}: merge runs of one size")
+    fresh = {row["id"]: {**row, "cache": rerun.get("cache", CACHE_VERSION)} for row in compact(rerun)["claims"]}
+    missing = sorted(set(fresh) - {row["id"] for row in result["claims"]})
+    if missing:
+        raise ValueError(f"the re-run has claims the result does not: {', '.join(missing)}")
+    return rejudge({**result, "claims": [fresh.get(row["id"], row) for row in result["claims"]]})
 
 
 def _renamed(arm: Mapping) -> dict:

@@ -541,20 +541,22 @@ def test_the_calibration_guard_voids_only_the_part_it_calibrates():
 
 def test_rejudged_docs_split_inconclusive_and_count_one_finding_once():
     """The stored full-size result judged by today's rules (docs/claims-full.json is rejudge's output): DFedSAM -
-    DFedAvg +0.13 points excludes the paper's +8.49; SGP - D-PSGD is underpowered for the paper's +0.19;
-    dfedadmm.lambda is counted with dfedadmm.printed; the claims whose metric or cadence changed say so."""
+    DFedAvg +0.13 points excludes the paper's +8.49; SGP - D-PSGD, re-run with Lian et al.'s D-PSGD, is
+    contradicted (-10.7 points against the paper's +0.19; the rule fed the paper's own numbers calls it contradicted
+    in 1 % of simulations); dfedadmm.lambda is counted with dfedadmm.printed; the claims whose metric or cadence
+    changed say so."""
     result = _stored()
     rows = {r["id"]: r for r in result["claims"]}
     sam = next(p for p in rows["dfedsam.table1"]["pairs"] if p["b"] == "DFedAvg")
     assert sam["verdict"] == S.EXCLUDED and sam["paper_effect"] == pytest.approx(0.0849)
     sgp = next(p for p in rows["dfedsgpsm.table1"]["pairs"] if p["a"] == "SGP")
-    assert sgp["verdict"] == S.UNDERPOWERED and sgp["detectable"] > sgp["paper_effect"]
+    assert sgp["verdict"] == "contradicted" and sgp["difference"] < -0.1 < 0 < sgp["paper_effect"]
+    assert rows["dfedsgpsm.table1"]["calibration"]["parts"]["SGP > D-PSGD"] < C.CALIBRATION_LEVEL
     found = {f["id"]: f for f in result["findings"]}
     assert found["dfedadmm.printed"]["claims"] == ["dfedadmm.printed", "dfedadmm.lambda"]
     assert len(found) == len(rows) - 1
     assert {r["id"] for r in rows.values() if not r["rejudged"]} == {"dfedsam.topology", "dfedsam.K",
-                                                                        "dfedcata.speed", "dfedadmm.K",
-                                                                        "dfedsgpsm.table1"}
+                                                                        "dfedcata.speed", "dfedadmm.K"}
     assert all(r["verdict_study"] in S.VERDICTS for r in rows.values())
     assert result["family_wise"]["tests"] > 40
     fresh = [p for r in rows.values() if r["rejudged"] for p in r["pairs"] + r["trends"]
@@ -780,3 +782,19 @@ def test_the_landscape_claim_runs_on_fashion_mnist_only_and_judges_the_sharpness
     cfg = C.run_config(C.CLAIMS["dfedsam.landscape"], C.CLAIMS["dfedsam.landscape"].arms[0], C.FASHION.sizes["quick"],
                        plan="fashion-mnist")
     assert C._key(cfg, [0], None, "sharpness") != C._key(cfg, [0], None)  # the measurement is part of the cohort
+
+
+def test_a_re_run_claim_replaces_its_stale_row_and_is_judged_with_the_rest():
+    """merge_rows: a stored result from before the dpsgd order changed keeps dfedsgpsm.table1 stale until its row is
+    re-run; the re-run row (marked with today's cache) is judged, the others are unchanged."""
+    stored = json.loads((ROOT / "docs" / "claims-full.json").read_text())
+    row = next(r for r in stored["claims"] if r["id"] == "dfedsgpsm.table1")
+    assert row.get("cache") == C.CACHE_VERSION and not row.get("stale")  # the committed result holds the re-run
+    old = {**stored, "cache": 1, "claims": [{**r, "cache": 1} if r["id"] == row["id"] else r
+                                            for r in stored["claims"]]}
+    assert "Lian" in next(r for r in C.rejudge(old)["claims"] if r["id"] == row["id"])["stale"]
+    merged = C.merge_rows(old, {"plan": "digits", "size": "full", "cache": C.CACHE_VERSION, "claims": [row]})
+    again = next(r for r in merged["claims"] if r["id"] == row["id"])
+    assert again["rejudged"] and again["verdict"] == row["verdict"] and not again.get("stale")
+    with pytest.raises(ValueError, match="merge runs of one size"):
+        C.merge_rows(old, {"plan": "digits", "size": "quick", "claims": [row]})
