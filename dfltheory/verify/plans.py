@@ -78,6 +78,8 @@ class PaperPlan:
     # order printed, and the algorithms whose runs are read against its assumptions (its own, and the baselines)
     run_constants: tuple[str, ...] = ()
     runs_read_as: tuple[str, ...] = ()
+    # options the report's digits network run of a target adds (dfltheory.verify.report_data.network_section)
+    network_hp: Mapping[str, object] = field(default_factory=dict)
 
     def target(self, theorem: str) -> Target:
         for t in self.targets:

@@ -372,8 +372,7 @@ def _network_row(out: Path, plan, target, rounds: int, n: int, points: int, iter
            **{key: fixed[sym] for sym, key in plan.config.items() if sym in fixed}}
     if plan.pushsum:
         cfg["weights"] = "push-sum"
-    if target.algo.startswith("dfedadmm"):
-        cfg["lam"] = 0.1  # a penalty well above the step (DFedADMM's eta = lambda collapses the local steps)
+    cfg.update(plan.network_hp)
     run(cfg)
     est = estimate_run(run_dir, points=points, iters=iters)
     hyper = run_values(run_dir)

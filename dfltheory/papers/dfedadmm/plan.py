@@ -20,6 +20,8 @@ PLAN = PaperPlan(
     pep_model=("dfedadmm", {"lam_pen": 0.01}),
     run_constants=("L", "sigma_l", "sigma_g", "B", "f0_minus_fstar"),
     runs_read_as=("dfedadmm", "dfedadmm-sam"),
+    # the report's digits network run: a penalty well above the step (eta = lambda collapses the local steps)
+    network_hp={"lam": 0.1},
     targets=(Target("dfedadmm.thm1", "dfedadmm-sam", "avg_w", main=True),
              Target("dfedadmm.thm1.corrected", "dfedadmm-sam", "avg_w"),
              Target("dfedadmm.thm1.normalized", "dfedadmm-sam", "avg_w"),
