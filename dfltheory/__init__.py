@@ -3,10 +3,20 @@
 Pillars
 -------
 topology   graphs, mixing matrices and every topology constant the bounds use
-bounds     every theorem, corollary and key lemma of the five papers, symbolic and numeric
-empirical  the papers' algorithms in PyTorch, all clients trained at once
+bounds     theorems as sympy data, their catalog (``register_paper``), checks, solves and rates
+empirical  algorithms in PyTorch (a local rule composed with a communication rule), all clients trained at once
+pep        performance estimation: exact worst cases of small instances
+verify     problems with exact constants, bound-holds runs, estimators, experimental claims
+papers     the five built-in papers, one folder each (``papers/<id>/``: theorems, algorithms, plan, claims)
+program    an algorithm written once as a step program (its training rule, PEP and certificate)
 figures    comparison figures and reports
 testing    public hypothesis strategies for property-based tests
+
+A paper is one folder: each module of ``dfltheory/papers/<id>/`` declares the paper's data and hands it, in its
+``register()``, to the public ``register_*`` function of one pillar, the one a user's plugin calls
+(docs/extending.md). The pillars never import the papers; each registry loads its part of every built-in paper by
+module name when it is first read (:func:`dfltheory.plugins.load_builtin`), as :func:`dfltheory.plugins.load` loads
+a plugin.
 """
 
 __version__ = "0.1.0"
