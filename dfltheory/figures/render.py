@@ -137,7 +137,9 @@ def _mutations(rows) -> list[dict]:
                     "summary": f"{len(caught)} of {len(m.get('rows', ()))} caught",
                     "rows": [{"mutation": r.get("mutation", ""),
                               "factor": num(r.get("factor")) if r.get("factor") is not None else "—",
-                              "caught_by": r.get("caught_by") or "not caught",
+                              "caught_by": r.get("caught_by") or ("not caught: still above the proved certificate, "
+                                                                  "so no instrument can catch it at the PEP instance"
+                                                                  if r.get("holds_by_certificate") else "not caught"),
                               "status": "ok" if r.get("caught_by") else "bad"} for r in m.get("rows", ())]})
     return out
 

@@ -134,7 +134,8 @@ def mutation_lines(result: dict) -> str:
         rows = m.get("rows") or []
         factor = lambda r: f"x{num(r['factor'])}, " if r.get("factor") is not None else ""  # noqa: E731
         caught = [f"{r['mutation']} ({factor(r)}{r['caught_by']})" for r in rows if r.get("caught_by")]
-        missed = [f"{r['mutation']}" + (f" ({factor(r)[:-2]})" if factor(r) else "") for r in rows
+        missed = [f"{r['mutation']}" + (f" ({factor(r)[:-2]})" if factor(r) else "")
+                  + (" [above the certificate]" if r.get("holds_by_certificate") else "") for r in rows
                   if not r.get("caught_by")]
         c = f"c* = {num(m['c_star'])} ({m.get('instrument')})" if m.get("c_star") is not None else "no c*"
         out.append(f"{m['theorem']}: {c}; {len(caught)} of {len(rows)} mutations caught")

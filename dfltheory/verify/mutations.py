@@ -12,6 +12,10 @@ changed (T -> T^(3/2)) and the K exponent changed (K -> K^(3/2)); the conditions
   worst_case`, at sigma_l = 0, where the theorem's bound at the same values is a bound on it too; the instance is
   the one of a small grid that makes bound / worst case smallest).
 
+The certificate (:func:`certificate_floor`) works from above: a proved one-round certificate bounds the worst case of
+the class, so a mutant at or above it is still a valid bound at that instance and cannot be caught there by anything
+(``holds_by_certificate`` per row; ``floor`` = bound / certificate, below which no planted factor can be caught).
+
 A mutant that is not below the original at the instrument's values (dropping a term that is 0 there, a T exponent
 on a term that does not decay) cannot be caught by any upper-bound check: its row says so (factor <= 1).
 
@@ -232,6 +236,41 @@ def mutation_tables(informative: list[dict], pep_T: tuple[int, ...] = (4,)) -> l
         best = min(known, key=known.get) if known else None
         for v in verdicts:  # the verdict's threshold: the best instrument's
             v["at"]["c_star"] = {"factor": known[best] if best else None, "instrument": best, "by_instrument": stars}
-        out.append({"theorem": thm.id, **table(thm, instruments), "c_star": known[best] if best else None,
-                    "instrument": best, "c_stars": stars, "note": "; ".join(note)})
+        tab = table(thm, instruments)
+        cert = certificate_floor(thm, pep) if pep is not None else None
+        if cert is not None:
+            note.append(cert["note"])
+            if cert.get("bound") is not None:
+                for row, (_, mutant) in zip(tab["rows"], mutants(thm)):
+                    m = value(mutant, pep["values"])
+                    row["holds_by_certificate"] = m is not None and m >= cert["bound"]
+        out.append({"theorem": thm.id, **tab, "c_star": known[best] if best else None,
+                    "instrument": best, "c_stars": stars, "certificate": cert, "note": "; ".join(note)})
     return out
+
+
+def certificate_floor(thm, pep: Mapping) -> dict:
+    """The third instrument, from above: the proved one-round certificate (:func:`dfltheory.pep.certify.certify`) at
+    the PEP instrument's instance bounds the worst case of the whole class from above, so a mutant at or above it is
+    still a valid bound there and no instrument can catch it on that instance. {"bound" (the certified bound at T;
+    None where no certificate was proved), "floor" = the theorem's bound / the certified bound (errors by a smaller
+    factor are provably out of reach there; the PEP's c* is at least this), "note"}. A failed or unproved certificate
+    is said, never used."""
+    from dfltheory.pep.certify import certify
+    from dfltheory.pep.problem import PEPSolveError
+
+    st = pep["settings"]
+    options = {k: st[k] for k in ("lam_pen", "beta", "alpha") if k in st}
+    try:
+        cert = certify(st["algorithm"], st["m"], st["K"], st["eta"], st["L"], st["Delta"],
+                       spectral=tuple(st["spectral"]), sigma_g=st["sigma_g"], B=st["B"], T=st["T"], **options)
+    except (PEPSolveError, ValueError) as err:
+        return {"bound": None, "floor": None, "note": f"certificate: none ({' '.join(str(err).split())[:200]})"}
+    if not cert.check.get("proved"):
+        return {"bound": None, "floor": None, "note": "certificate: not proved exactly, not used"}
+    bound = cert.bound(int(st["T"]))
+    floor = pep["bound"] / bound if bound > 0 else None
+    return {"bound": bound, "floor": floor, "worst": pep["worst"],
+            "note": f"certificate ({cert.potential}, proved): {bound:.4g} >= worst case {pep['worst']:.4g} at the "
+                    f"PEP instance; a planted error by a factor up to {floor:.3g} is still a valid bound there: no "
+                    "instrument can catch it at this instance" if floor else f"certificate: {bound:.4g}"}

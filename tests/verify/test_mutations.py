@@ -106,3 +106,17 @@ def test_dfedsam_is_judged_on_the_printed_min_and_on_the_proofs_average():
     assert not printed["proof_functional"] and proof["proof_functional"]
     assert printed["functional"].startswith("min_") and "proof" in proof["functional"]
     assert printed["at"]["measured"] == pytest.approx(0.011) and proof["at"]["measured"] == pytest.approx(0.026)
+
+
+@pytest.mark.parametrize("theorem", ["dfedsam.thm4.1", "dfedadmm.thm1"])
+def test_the_certificate_bounds_the_worst_case_from_above_and_no_mutant_above_it_is_caught(theorem):
+    """The third instrument works from above: a proved certificate is >= the exact worst case at the PEP instance,
+    so c* by PEP >= bound / certificate, and a mutant at or above the certificate is caught by no instrument there."""
+    pep = MU.pep_instrument(theorem, {"T": (4,), "lam": (0.5,), "B": (1.41,), "fractions": (1.0,)})
+    thm = get(theorem)
+    cert = MU.certificate_floor(thm, pep)
+    assert cert["bound"] is not None and cert["bound"] >= pep["worst"] * (1 - 1e-6)
+    assert 1 <= cert["floor"] <= pep["ratio"] * (1 + 1e-6)
+    planted = _scaled(thm, cert["floor"] * 0.99)  # just above the certificate: a valid bound there, not caught
+    assert MU.value(planted, pep["values"]) >= cert["bound"]
+    assert MU.value(planted, pep["values"]) >= pep["worst"]  # so the PEP does not catch it either
