@@ -205,7 +205,7 @@ def data_seed(cfg: dict) -> int:
     return cfg["data_seed"] if cfg.get("data_seed") is not None else cfg.get("seed", 0)
 
 
-def _problem(cfg: dict, device: torch.device, initial: bool = True):
+def _problem(cfg: dict, device: torch.device, initial: bool = True, announce: bool = True):
     """(data on ``device``, model module, model name) of ``cfg``'s problem: the data set, its partition and the
     initial model, all drawn from :func:`data_seed`; ``initial``: read ``init_weights``."""
     from dfltheory.empirical import data as D
@@ -225,7 +225,7 @@ def _problem(cfg: dict, device: torch.device, initial: bool = True):
     module = M.make_model(name, data.input_shape, data.num_classes)
     if initial and cfg.get("init_weights") is not None:
         note = load_initial_weights(module, name, cfg["init_weights"])
-        if note not in _WARNED and cfg.get("progress", True):  # once per process; not inside verify's runs
+        if note not in _WARNED and announce:  # once per process
             _WARNED.add(note)
             print(f"dfltheory train: initial weights: {note}", file=sys.stderr)
     return data, module, name
@@ -262,19 +262,19 @@ def _algorithm(cfg: dict, data):
     return A.make(cfg["algo"], server_weights=weights, **{k: cfg.get(k) for k in ALGO_KEYS})
 
 
-def build(cfg: dict, initial: bool = True, replicas: int = 1) -> tuple[Engine, Evaluator]:
+def build(cfg: dict, initial: bool = True, replicas: int = 1, announce: bool = True) -> tuple[Engine, Evaluator]:
     """Engine and evaluator for a config dict (keys as the ``train`` command's options; ``data_params``: the data
     set's keyword options, ``data_seed``: :func:`data_seed`; ``recipe``: a paper's setting,
     :func:`dfltheory.empirical.recipes.resolve`). ``replicas`` > 1: the engine trains that many independent copies
     of the run at once (:mod:`dfltheory.empirical.replicas`; the evaluator stays the single run's).
     ``initial=False`` (a resume: the checkpoint holds the state) skips
-    reading ``init_weights``."""
+    reading ``init_weights``; ``announce=False`` leaves out the note on what it read (a caller that wrote the file)."""
     from dfltheory.empirical import models as M
 
     cfg = with_recipe(cfg)
     check_options(cfg)
     device = check_device(cfg.get("device", "cpu"))
-    data, module, _ = _problem(cfg, device, initial)
+    data, module, _ = _problem(cfg, device, initial, announce)
     model = FlatModel(module, M.loss_fn(data.task))
     algo = _algorithm(cfg, data)
     if replicas != 1 and not algo.decentralized:

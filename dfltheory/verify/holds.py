@@ -763,14 +763,14 @@ def _replicated_engine(cfg: Mapping, seeds: int, compiled: bool, folder: Path):
 
     from dfltheory.empirical.runner import build
 
-    single, _ = build({**cfg, "out": None, "progress": False})
+    single, _ = build({**cfg, "out": None})
     start = Path(folder) / "x0.pt"
     torch.save({k: v.detach().clone() for k, v in single.model.module.state_dict().items()}, start)
     default = torch.get_default_dtype()
     torch.set_default_dtype(torch.float64)
     try:
-        return build({**cfg, "out": None, "compile": compiled, "init_weights": str(start), "progress": False},
-                     replicas=seeds)
+        return build({**cfg, "out": None, "compile": compiled, "init_weights": str(start)}, replicas=seeds,
+                     announce=False)  # verify's own start point: no note
     finally:
         torch.set_default_dtype(default)
 
