@@ -315,7 +315,8 @@ def run(args) -> int:
           f"{result.seconds:.2f} s, Gram {result.size.gram} x {result.size.gram}, {result.size.constraints} "
           f"constraints)")
     if cmp["bound"] is None:
-        print(f"  {cmp['theorem']} at sigma_l = 0: no bound ({cmp['reason']})")
+        print(f"  {cmp['theorem']} at sigma_l = 0: no bound ({cmp['reason']})" if cmp["theorem"] else
+              f"  no bound: {cmp['reason']}")
     elif cmp["ratio"] is None:
         print(f"  {cmp['theorem']} at sigma_l = 0: {cmp['bound']:.6g}, not compared ({cmp['reason']})")
     else:

@@ -49,7 +49,7 @@ from __future__ import annotations
 
 import math
 
-from dfltheory.pep.problem import ADMM, CATA, LIKE, PARALLEL, PUSH_SUM, THEOREM_OF, PEPResult, PEPSolveError
+from dfltheory.pep.problem import ADMM, CATA, LIKE, MODELS, PARALLEL, PUSH_SUM, THEOREM_OF, PEPResult, PEPSolveError
 
 __all__ = ["THEOREM", "THEOREMS", "VARIANTS", "best_rate", "compare", "mixing_lambda", "push_sum_constants",
            "theorem_for", "theorem_values"]
@@ -75,12 +75,14 @@ PUSH_SUM_HORIZON = 100
 WITH_XI = ("dfedcata.thm1.consensus", "dfedcata.thm1.A")
 
 
-def theorem_for(algorithm: str) -> str:
+def theorem_for(algorithm: str) -> str | None:
     """The theorem the worst case of ``algorithm`` is compared with (a user's model: the one it registered, else
-    its built-in model's)."""
+    its built-in model's; None for a user's step program registered without one)."""
     if THEOREM_OF.get(algorithm):
         return THEOREM_OF[algorithm]
     algorithm = LIKE.get(algorithm, algorithm)
+    if algorithm not in MODELS:  # a plugin's own program (register_program) that names no theorem
+        return None
     if algorithm in ADMM:
         return "dfedadmm.thm1"
     if algorithm in CATA:
@@ -157,6 +159,9 @@ def theorem_values(result: PEPResult, lam: float) -> tuple[dict | None, str]:
     """The theorem's values for the PEP instance (sigma_l = 0), or None and why not."""
     s = result.settings
     tid, algorithm = theorem_for(s["algorithm"]), LIKE.get(s["algorithm"], s["algorithm"])
+    if tid is None:
+        return None, (f"no theorem is attached to {s['algorithm']!r} (register_program(..., theorem=ID) compares its "
+                      "worst case with one)")
     if THEOREM_OF.get(s["algorithm"]):  # a user's theorem: every setting of the PEP, it takes the ones it names
         given = dict(eta=s["eta"], K=s["K"], T=s["T"], L=s["L"], m=s["m"], Q=s["Q"], rho=s["rho"], sigma_l=0.0,
                      sigma_g=s["sigma_g"], B=s["B"], lam=lam, psi=lam, f0_minus_fstar=s["Delta"])
@@ -239,7 +244,7 @@ def _applies(tid: str, values: dict | None, result: PEPResult) -> bool:
     return True
 
 
-def _one(tid: str, values: dict | None, reason: str, result: PEPResult) -> dict:
+def _one(tid: str | None, values: dict | None, reason: str, result: PEPResult) -> dict:
     from dfltheory.bounds import get
 
     out = dict(theorem=tid, bound=None, ratio=None, finding=False, reason=reason, terms={}, failed_conditions=[])

@@ -143,6 +143,10 @@ def test_a_plugin_program_gets_train_pep_and_certify(gradient_tracking, tmp_path
         assert len(losses) >= 2 and np.all(np.isfinite(losses)) and losses[-1] < losses[0]
     r = worst_case("gt-atc", 2, 1, 3, 0.1, W=W, sigma_g=1.0, B=2.0)
     assert 0 < r.value < 2.0 and r.diagnostics["interpolation"]["interpolable"]
+    from dfltheory.pep.compare import compare
+
+    cmp = compare(r)  # no theorem attached: no built-in theorem's bound is borrowed
+    assert cmp["theorem"] is None and cmp["bound"] is None and "no theorem is attached to 'gt-atc'" in cmp["reason"]
     c = certify("gt-atc", 2, 1, 0.1, W=W, sigma_g=1.0, B=2.0, T=3)
     assert c.potential == "program state" and c.components["agent"] == ["x_i - x_bar", "y_i - y_bar", "g_i - g_bar"]
     assert c.bound(3) >= r.value * (1 - 1e-6)
