@@ -38,7 +38,7 @@ COMMANDS = {
     "verify": ("dfltheory.figures.verification",
                "every main theorem against training: bound-holds verdicts, overlays, rates"),
     "claims": ("dfltheory.figures.claims",
-               "the papers' experimental claims re-run on digits (or MNIST): table, verdicts and figures"),
+               "the papers' experimental claims re-run on digits, MNIST or Fashion-MNIST: table, verdicts and figures"),
     "constants": ("dfltheory.verify.commands",
                   "estimate L, sigma_l, sigma_g, B, f(x0) - f* (and each paper's forms) from a run"),
     "pep": ("dfltheory.pep.commands", "worst case by performance estimation (PEP) vs the theorem's bound"),

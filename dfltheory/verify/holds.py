@@ -846,10 +846,11 @@ def informative(plan: PaperPlan, targets: Sequence[Target], size: Size, rows: Se
     """Informative runs of each main theorem of ``targets`` (issue 21 item 3, issue 33 item 2). Candidate instances:
     every (problem, topology, constants) whose T* (best step; a tuned row where the plan tunes) gives
     T_run = 2 T* <= ``size.reach``, the cheapest first (ties: the plan's heterogeneous problem, the sparser
-    topology), within ``size.budget`` rounds in all (the first always runs). Each trains ``size.seeds`` copies as
-    one engine for T_run rounds at the step that minimises the main bound at T_run (strictly inside an open end);
-    :func:`finish_informative` keeps the candidate where bound / measured (the printed functional) is smallest: the
-    sharpest test. A main theorem without a T* or whose every T_run exceeds the reach gets an entry saying so. An
+    topology), within ``size.budget`` rounds in all (the first always runs). Each instance trains ``size.seeds``
+    copies as one engine for T_run rounds at the step that minimises the main bound at T_run (strictly inside an
+    open end) and at the smaller :data:`STEP_FRACTIONS` of it where the bound stays informative (each such
+    (instance, step) pair is a candidate); :func:`finish_informative` keeps the pair where bound / measured (the
+    printed functional) is smallest: the sharpest test. A main theorem without a T* or whose every T_run exceeds the reach gets an entry saying so. An
     entry to run holds ``candidates``, each with ``job`` (the arguments of its :func:`replicated_terms` call) and
     ``judge`` (those of its :func:`informative_verdicts` call but the terms)."""
     from dfltheory.bounds import get
@@ -882,7 +883,8 @@ def informative(plan: PaperPlan, targets: Sequence[Target], size: Size, rows: Se
                         "T_star_of": r["theorem"], "tuned": r.get("tuned", {}), "status": "beyond reach",
                         "note": f"T_run = 2 T* = {2 * int(r['best']['T_star'])} rounds (the smallest, {r['theorem']} "
                                 f"on {r['problem']}, {r['topology']}, {r['constants']}) exceeds this size's reach of "
-                                f"{size.reach} rounds (--size informative reaches {SIZES['informative'].reach})"})
+                                f"{size.reach} rounds" + (f" (--size informative reaches {SIZES['informative'].reach})"
+                                                           if SIZES["informative"].reach > size.reach else "")})
             continue
         # the cheapest first (the sharpest instances of the default-size run were the cheap ones: DFedSGPSM, DFedCata
         # and DFedADMM on the common problem), ties: the plan's heterogeneous problem, then the sparser topology
@@ -925,7 +927,7 @@ def informative(plan: PaperPlan, targets: Sequence[Target], size: Size, rows: Se
         out.append({**base, "status": "run", "step_symbol": plan.step, "candidates": candidates,
                     "instances": len(best_of), "within_reach": len(within), "budget": size.budget,
                     "command": f"dfltheory verify {main.theorem} --size {size_name} --out OUT (trains the "
-                               f"{len(candidates)} candidate instance(s) as {size.seeds} float64 copies each, "
+                               f"{len(candidates)} candidate (instance, step) pair(s) as {size.seeds} float64 copies each, "
                                "cached in OUT/informative; a `dfltheory train` run is float32 and seeds its copies "
                                "apart, so it does not reproduce them)"})
     return out

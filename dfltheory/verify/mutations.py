@@ -175,6 +175,7 @@ def pep_instrument(theorem: str, grid: Mapping = PEP_GRID, m: int = 2, K: int = 
                     ratio = bound / result.value
                     if best is None or ratio < best["ratio"]:
                         best = {"values": values, "worst": float(result.value), "bound": bound, "ratio": ratio,
+                                "options": dict(options),
                                 "settings": {"algorithm": algorithm, "m": m, "K": K, "T": T, "eta": eta,
                                              "spectral": [-lam, lam], "L": 1.0, "Delta": 1.0, "B": B,
                                              "sigma_g": B / 2, **options}}
@@ -260,7 +261,7 @@ def certificate_floor(thm, pep: Mapping) -> dict:
     from dfltheory.pep.problem import PEPSolveError
 
     st = pep["settings"]
-    options = {k: st[k] for k in ("lam_pen", "beta", "alpha") if k in st}
+    options = dict(pep.get("options", {}))  # every option of the model's worst case: the same instance
     try:
         cert = certify(st["algorithm"], st["m"], st["K"], st["eta"], st["L"], st["Delta"],
                        spectral=tuple(st["spectral"]), sigma_g=st["sigma_g"], B=st["B"], T=st["T"], **options)

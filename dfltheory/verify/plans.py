@@ -149,5 +149,9 @@ def plans() -> dict[str, PaperPlan]:
     through :func:`register_plan` on first use, :func:`dfltheory.plugins.load_builtin`), then the plugins'."""
     if not _LOADED:
         _LOADED.append(True)
-        load_builtin("plan")
+        try:
+            load_builtin("plan")
+        except BaseException:  # a failed load is not loaded: the next read fails again, never a partial table
+            _LOADED.clear()
+            raise
     return PLANS

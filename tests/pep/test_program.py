@@ -222,3 +222,18 @@ def test_a_program_states_its_slots_and_parameters():
         PROGRAMS["dfedadmm"].bind()
     with pytest.raises(ValueError, match="not \\['mu'\\]"):
         PROGRAMS["dfedavg"].bind(mu=1.0)
+
+
+def test_a_program_whose_name_is_taken_is_refused_before_anything_is_registered():
+    """A program named like a training algorithm (fedavg) is refused whole, the same way twice: no registry keeps a
+    half-registered program."""
+    import dataclasses
+
+    from dfltheory.pep.problem import ALGORITHMS, register_program
+
+    clash = dataclasses.replace(PROGRAMS["dfedavg"], name="fedavg")
+    with isolated():
+        for _ in range(2):
+            with pytest.raises(ValueError, match="algorithm name 'fedavg' is taken"):
+                register_program(clash)
+        assert "fedavg" not in PROGRAMS and "fedavg" not in ALGORITHMS

@@ -801,3 +801,15 @@ def test_a_re_run_claim_replaces_its_stale_row_and_is_judged_with_the_rest():
     assert again["rejudged"] and again["verdict"] == row["verdict"] and not again.get("stale")
     with pytest.raises(ValueError, match="merge runs of one size"):
         C.merge_rows(old, {"plan": "digits", "size": "quick", "claims": [row]})
+
+
+def test_a_claim_naming_an_unknown_plan_is_refused():
+    from dfltheory.testing.registries import isolated
+
+    bad = replace(C.CLAIMS["dfedsam.landscape"], id="mine.landscape", paper="dfedsam", plan="fashion")
+    from dfltheory.bounds import get, register_paper
+
+    with isolated():
+        register_paper("mine", "Mine", [replace(get("dfedsam.thm4.1"), id="mine.thm", paper="mine")])
+        with pytest.raises(ValueError, match="plan 'fashion' is not one of digits, mnist, fashion-mnist"):
+            C.register_claims("mine", [replace(bad, paper="mine")], base={"decay": 1.0}, rounds=10)

@@ -120,3 +120,15 @@ def test_the_certificate_bounds_the_worst_case_from_above_and_no_mutant_above_it
     planted = _scaled(thm, cert["floor"] * 0.99)  # just above the certificate: a valid bound there, not caught
     assert MU.value(planted, pep["values"]) >= cert["bound"]
     assert MU.value(planted, pep["values"]) >= pep["worst"]  # so the PEP does not catch it either
+
+
+def test_the_mutation_table_marks_the_mutants_the_certificate_proves_out_of_reach():
+    """mutation_tables with no informative run (PEP and certificate only, DFedADMM at T = 4): a row marked
+    holds_by_certificate is caught by nothing, and 'bound x 1/2' (far below the floor of 35) is marked."""
+    (tab,) = MU.mutation_tables([{"theorem": "dfedadmm.thm1", "status": "no run", "note": "test"}], (4,))
+    cert = tab["certificate"]
+    assert cert["bound"] is not None and cert["floor"] > 2
+    rows = {r["mutation"]: r for r in tab["rows"]}
+    assert rows["bound x 1/2"]["holds_by_certificate"] and rows["bound x 1/2"]["caught_by"] is None
+    assert all(r["caught_by"] is None for r in tab["rows"] if r.get("holds_by_certificate"))
+    assert any(not r.get("holds_by_certificate") for r in tab["rows"])  # the term 'optimization' dropped is caught

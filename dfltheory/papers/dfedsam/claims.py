@@ -73,7 +73,7 @@ CLAIMS = (
                "products, dfltheory.verify.landscape), the quantity the pictures show as curvature; the paper's own "
                "FedAvg samples 10 % of the clients, DFedAvg trains all (card §8); `dfltheory plot landscape RUN` "
                "draws Li et al.'s filter-normalised slice of one run",
-          paper_setting="Fashion-MNIST, the setting of the paper's main experiments"),
+          paper_setting="Fashion-MNIST (Fig. 2; its model not named)"),
 )
 
 
