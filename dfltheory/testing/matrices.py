@@ -14,3 +14,20 @@ def ring_matrix(m: int, self_weight: float = 1 / 3) -> np.ndarray:
         raise ValueError(f"self_weight must lie in [0, 1], got {self_weight}")
     shift = np.roll(np.eye(m), 1, axis=1)
     return self_weight * np.eye(m) + (1.0 - self_weight) / 2.0 * (shift + shift.T)
+
+
+class RandomPushSumTopology:
+    """A time-varying column-stochastic P_t on m clients (a topology object: ``time_varying``, ``matrix(t)``): client
+    i keeps a share and pushes to 2 other clients drawn at round t, equal shares."""
+
+    time_varying = True
+
+    def __init__(self, m: int):
+        self.m = m
+
+    def matrix(self, t: int) -> np.ndarray:
+        rng = np.random.default_rng(100 + t)
+        P = np.eye(self.m)
+        for i in range(self.m):
+            P[rng.choice(np.delete(np.arange(self.m), i), 2, replace=False), i] = 1
+        return P / P.sum(0, keepdims=True)

@@ -18,6 +18,7 @@ from dfltheory.empirical.metrics import Evaluator, consensus, measure
 from dfltheory.empirical.models import loss_fn
 from dfltheory.empirical.reference import ReferenceRun
 from dfltheory.topology import build as build_topology
+from dfltheory.testing.matrices import RandomPushSumTopology
 from dfltheory.testing.matrices import ring_matrix as ring
 
 
@@ -35,22 +36,6 @@ class RandomPermutationTopology:
     def matrix(self, t):
         P = np.eye(self.m)[np.random.default_rng(t).permutation(self.m)]
         return (np.eye(self.m) + P + P.T) / 3
-
-
-class RandomPushSumTopology:
-    """Time-varying column-stochastic P_t: client i keeps a share and pushes to 2 random others, equal shares."""
-
-    time_varying = True
-
-    def __init__(self, m):
-        self.m = m
-
-    def matrix(self, t):
-        rng = np.random.default_rng(100 + t)
-        P = np.eye(self.m)
-        for i in range(self.m):
-            P[rng.choice(np.delete(np.arange(self.m), i), 2, replace=False), i] = 1
-        return P / P.sum(0, keepdims=True)
 
 
 @pytest.fixture(scope="module")

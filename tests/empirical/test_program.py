@@ -16,25 +16,10 @@ from dfltheory.empirical.models import loss_fn
 from dfltheory.empirical.program_rules import algorithm
 from dfltheory.program import PROGRAMS
 from dfltheory.program.library import BUILT_IN
+from dfltheory.testing.matrices import RandomPushSumTopology
 from dfltheory.testing.matrices import ring_matrix as ring
 
 M = 6
-
-
-class RandomPushSumTopology:
-    """Time-varying column-stochastic P_t (as tests/empirical/test_engine.py)."""
-
-    time_varying = True
-
-    def __init__(self, m):
-        self.m = m
-
-    def matrix(self, t):
-        rng = np.random.default_rng(100 + t)
-        P = np.eye(self.m)
-        for i in range(self.m):
-            P[rng.choice(np.delete(np.arange(self.m), i), 2, replace=False), i] = 1
-        return P / P.sum(0, keepdims=True)
 
 
 class RandomPermutationTopology:
