@@ -352,7 +352,8 @@ def view(rep: Mapping) -> dict:
             "sweeps": _sweeps(rep.get("sweeps")), "settings": _settings(rep["experiments"]),
             "rates": _rates(rep["rates"]), "topology": topology, "catalog": catalog,
             "pep": _pep(rep.get("pep")), "certificates": _certificates(rep.get("pep")),
-            "claims": _claims(rep.get("claims")), "failures": _failures(rep),
+            "claims": _claims([c for c in (rep.get("claims"), *(rep.get("claims_stored") or ())) if c]),
+            "failures": _failures(rep),
             "figures": dict(figs),
             "notes": h.get("notes", {})}
 

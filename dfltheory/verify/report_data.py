@@ -494,6 +494,23 @@ def claims_partition(m: int, seed: int = 0) -> dict:
             "counts": D.label_counts(data).tolist()}
 
 
+def stored_plan_claims(root: Path | None = None) -> list[dict]:
+    """The committed results of the claims' data plans other than digits (``docs/claims-<plan>.json`` of the source
+    tree: MNIST and Fashion-MNIST at their cpu sizes), shown in the report beside its own digits run, each group
+    titled with its data set and size; none where the files are absent (an installed package)."""
+    import json
+
+    from dfltheory.verify.claims import PLANS
+
+    docs = Path(root) if root is not None else Path(__file__).resolve().parents[2] / "docs"
+    out = []
+    for name in PLANS:
+        path = docs / f"claims-{name}.json"
+        if name != "digits" and path.is_file():
+            out.append({**json.loads(path.read_text()), "stored": str(path.name)})
+    return out
+
+
 def claims_section(out: Path, size: str, progress: Callable | None = None, papers=None) -> tuple[dict | None, str]:
     """:func:`dfltheory.verify.claims.run_claims` for ``papers`` (default every paper; cohorts cached in
     ``out/claims/cohorts``); where it fails, paper by paper (:func:`per_paper`): a paper that fails is in
@@ -663,4 +680,7 @@ def report_data(out: Path, progress: StageProgress, train: bool = True, n: int =
         notes["claims"] = notes["claims"] or notes.get(STAGES[7], "")
         if rep["claims"] is None and STAGES[7] not in notes:
             stage_failures.append(failed(STAGES[7], "every paper", notes["claims"], report_command(only, "claims")))
+    stored = stored_plan_claims() if claims is not False else []  # the chosen papers' rows only
+    stored = [{**r, "claims": [c for c in r["claims"] if not papers or c["paper"] in papers]} for r in stored]
+    rep["claims_stored"] = [r for r in stored if r["claims"]]
     return rep, notes

@@ -780,3 +780,19 @@ def test_a_stored_compact_result_draws_its_trends_without_curves(tmp_path):
     assert path.stat().st_size > 10_000
     assert F.verdict_text(next(c for c in stored["claims"] if c["id"] == "dfedpgp.personal")) == \
         "contradicted (study-wide: inconclusive)"
+
+
+def test_the_report_shows_the_committed_mnist_and_fashion_mnist_results_beside_its_own_run(built):
+    """Issue 34 item 5: the claims section has one group per data set: the report's own digits run, then the
+    committed results of the MNIST and Fashion-MNIST plans (docs/claims-<plan>.json)."""
+    from dfltheory.figures.render import render
+    from dfltheory.verify.report_data import stored_plan_claims
+
+    stored = stored_plan_claims()
+    assert [r["plan"] for r in stored] == ["mnist", "fashion-mnist"]
+    assert {c["id"] for c in stored[1]["claims"]} == {"dfedsam.landscape"}
+    out, rep, page, ver = built
+    pages = render({**rep, "claims": _stored_claims(), "claims_stored": stored})
+    text = pages["report.md"]
+    assert text.index("digits full") < text.index("MNIST cpu") < text.index("Fashion-MNIST cpu")
+    assert "dfedsam.landscape" in text
