@@ -31,3 +31,17 @@ class RandomPushSumTopology:
         for i in range(self.m):
             P[rng.choice(np.delete(np.arange(self.m), i), 2, replace=False), i] = 1
         return P / P.sum(0, keepdims=True)
+
+
+class RandomPermutationTopology:
+    """A time-varying symmetric doubly stochastic W_t = (I + P_t + P_t^T)/3 on m clients, P_t a permutation drawn at
+    round t (a topology object: ``time_varying``, ``matrix(t)``)."""
+
+    time_varying = True
+
+    def __init__(self, m: int):
+        self.m = m
+
+    def matrix(self, t: int) -> np.ndarray:
+        P = np.eye(self.m)[np.random.default_rng(t).permutation(self.m)]
+        return (np.eye(self.m) + P + P.T) / 3

@@ -18,24 +18,11 @@ from dfltheory.empirical.metrics import Evaluator, consensus, measure
 from dfltheory.empirical.models import loss_fn
 from dfltheory.empirical.reference import ReferenceRun
 from dfltheory.topology import build as build_topology
-from dfltheory.testing.matrices import RandomPushSumTopology
+from dfltheory.testing.matrices import RandomPermutationTopology, RandomPushSumTopology
 from dfltheory.testing.matrices import ring_matrix as ring
 
 
 M = 6
-
-
-class RandomPermutationTopology:
-    """Time-varying symmetric doubly stochastic W_t = (I + P_t + P_t^T)/3 with a random permutation P_t."""
-
-    time_varying = True
-
-    def __init__(self, m):
-        self.m = m
-
-    def matrix(self, t):
-        P = np.eye(self.m)[np.random.default_rng(t).permutation(self.m)]
-        return (np.eye(self.m) + P + P.T) / 3
 
 
 @pytest.fixture(scope="module")

@@ -16,21 +16,10 @@ from dfltheory.empirical.models import loss_fn
 from dfltheory.empirical.program_rules import algorithm
 from dfltheory.program import PROGRAMS
 from dfltheory.program.library import BUILT_IN
-from dfltheory.testing.matrices import RandomPushSumTopology
+from dfltheory.testing.matrices import RandomPermutationTopology, RandomPushSumTopology
 from dfltheory.testing.matrices import ring_matrix as ring
 
 M = 6
-
-
-class RandomPermutationTopology:
-    time_varying = True
-
-    def __init__(self, m):
-        self.m = m
-
-    def matrix(self, t):
-        P = np.eye(self.m)[np.random.default_rng(t).permutation(self.m)]
-        return (np.eye(self.m) + P + P.T) / 3
 
 
 @pytest.fixture(scope="module")
