@@ -650,12 +650,13 @@ def replicated_terms(cfg: Mapping, seeds: int, measure: str, values: Mapping[str
     from dfltheory.empirical import rundir
 
     with rundir.lock(out, "the informative run"):  # a second verify training the same run is refused
-        return _replicated_terms(cfg, seeds, measure, values, rounds, out, key_cfg, progress, checkpoint_every,
+        return _replicated_terms(cfg, seeds, values, rounds, out, key_cfg, progress, checkpoint_every,
                                  progress_every, compile)
 
 
-def _replicated_terms(cfg, seeds, measure, values, rounds, out: Path, key_cfg, progress, checkpoint_every,
+def _replicated_terms(cfg, seeds, values, rounds, out: Path, key_cfg, progress, checkpoint_every,
                       progress_every, compile) -> tuple[np.ndarray, float]:
+    """:func:`replicated_terms` inside the lock of its cache entry ``out`` (``key_cfg``: the entry's key)."""
     import torch
 
     from dfltheory.empirical import rundir
@@ -850,7 +851,8 @@ def informative(plan: PaperPlan, targets: Sequence[Target], size: Size, rows: Se
     copies as one engine for T_run rounds at the step that minimises the main bound at T_run (strictly inside an
     open end) and at the smaller :data:`STEP_FRACTIONS` of it where the bound stays informative (each such
     (instance, step) pair is a candidate); :func:`finish_informative` keeps the pair where bound / measured (the
-    printed functional) is smallest: the sharpest test. A main theorem without a T* or whose every T_run exceeds the reach gets an entry saying so. An
+    printed functional) is smallest: the sharpest test. A main theorem without a T* or whose every T_run exceeds
+    the reach gets an entry saying so. An
     entry to run holds ``candidates``, each with ``job`` (the arguments of its :func:`replicated_terms` call) and
     ``judge`` (those of its :func:`informative_verdicts` call but the terms)."""
     from dfltheory.bounds import get
@@ -889,8 +891,9 @@ def informative(plan: PaperPlan, targets: Sequence[Target], size: Size, rows: Se
         # the cheapest first (the sharpest instances of the default-size run were the cheap ones: DFedSGPSM, DFedCata
         # and DFedADMM on the common problem), ties: the plan's heterogeneous problem, then the sparser topology
         within.sort(key=lambda r: (r["best"]["T_star"], r["problem"] != plan.problem, order.index(r["topology"])))
+        thms = [get(t.theorem) for t in targets if t.theorem in kin]
         candidates, spent = [], 0
-        for row, fraction in [(r, f) for r in within for f in STEP_FRACTIONS]:  # the cheapest instance's steps first
+        for row in within:  # the cheapest instance first, each at its steps
             T_star = int(row["best"]["T_star"])
             T_run = 2 * T_star
             if candidates and spent + T_run > size.budget:
@@ -902,32 +905,36 @@ def informative(plan: PaperPlan, targets: Sequence[Target], size: Size, rows: Se
             inst = next(i for i in insts if i.topo.label == row["topology"] and i.constants == row["constants"])
             thm = get(row["theorem"])  # the main theorem, or the variant whose T* it is
             values = {**inst.values, "Xi": 0.0, **row.get("tuned", {})}
-            point = at(thm, plan.step, {k: v for k, v in _for(thm, values).items() if k not in (plan.step, "T")},
-                       T_run, "best")
-            eta = point.step * fraction
-            if fraction != 1.0 and not _informative_at(thm, {**_for(thm, values), plan.step: eta, "T": T_run},
-                                                       inst.trivial[main.measure]):
-                continue  # a smaller step whose bound fails a condition or reaches the trivial level: no candidate
-            spent += T_run
-            cfg = run_config(plan, problem, main, inst.topo, {**values, plan.step: eta}, eta, plan.K, T_run, size, 0,
-                             device)
-            thms = [get(t.theorem) for t in targets if t.theorem in kin]
-            # the replicated runs do not measure DFedCata's consensus error Xi: the theorems that need it are skipped
-            judge = ([t for t in thms if "Xi" not in t.symbols], main.measure,
-                     {k: v for k, v in values.items() if k != "Xi"}, plan.step, eta, T_run,
-                     inst.trivial[main.measure], dict(plan.proof_measure))
-            candidates.append({
-                "problem": row["problem"], "topology": row["topology"], "constants": row["constants"],
-                "T_star": T_star, "T_run": T_run, "R": T_run, "tuned": row.get("tuned", {}),
-                "T_star_of": row["theorem"], "step": eta, "step_fraction": fraction,
-                "sigma_g": next((f"{k} = {values[k]:.3g}" for k in ("sigma_g", "G_het", "sigma_g_u") if k in values),
-                                "not a symbol"),
-                "mixing": inst.mixing, "skipped": [t.id for t in thms if "Xi" in t.symbols],
-                "job": (cfg, size.seeds, main.measure, values, T_run, root), "judge": judge})
+            best = at(thm, plan.step, {k: v for k, v in _for(thm, values).items() if k not in (plan.step, "T")},
+                      T_run, "best").step
+            for fraction in STEP_FRACTIONS:
+                if candidates and spent + T_run > size.budget:
+                    break
+                eta = best * fraction
+                if fraction != 1.0 and not _informative_at(thm, {**_for(thm, values), plan.step: eta, "T": T_run},
+                                                           inst.trivial[main.measure]):
+                    continue  # a smaller step whose bound fails a condition or reaches the trivial level
+                spent += T_run
+                cfg = run_config(plan, problem, main, inst.topo, {**values, plan.step: eta}, eta, plan.K, T_run,
+                                 size, 0, device)
+                # the replicated runs do not measure DFedCata's consensus error Xi: the theorems that need it are
+                # skipped
+                judge = ([t for t in thms if "Xi" not in t.symbols], main.measure,
+                         {k: v for k, v in values.items() if k != "Xi"}, plan.step, eta, T_run,
+                         inst.trivial[main.measure], dict(plan.proof_measure))
+                candidates.append({
+                    "problem": row["problem"], "topology": row["topology"], "constants": row["constants"],
+                    "T_star": T_star, "T_run": T_run, "R": T_run, "tuned": row.get("tuned", {}),
+                    "T_star_of": row["theorem"], "step": eta, "step_fraction": fraction,
+                    "sigma_g": next((f"{k} = {values[k]:.3g}" for k in ("sigma_g", "G_het", "sigma_g_u")
+                                     if k in values), "not a symbol"),
+                    "mixing": inst.mixing, "skipped": [t.id for t in thms if "Xi" in t.symbols],
+                    "job": (cfg, size.seeds, main.measure, values, T_run, root), "judge": judge})
         out.append({**base, "status": "run", "step_symbol": plan.step, "candidates": candidates,
                     "instances": len(best_of), "within_reach": len(within), "budget": size.budget,
                     "command": f"dfltheory verify {main.theorem} --size {size_name} --out OUT (trains the "
-                               f"{len(candidates)} candidate (instance, step) pair(s) as {size.seeds} float64 copies each, "
+                               f"{len(candidates)} candidate (instance, step) pair(s) as {size.seeds} float64 copies "
+                               "each, "
                                "cached in OUT/informative; a `dfltheory train` run is float32 and seeds its copies "
                                "apart, so it does not reproduce them)"})
     return out
