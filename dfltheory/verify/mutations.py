@@ -97,11 +97,14 @@ def c_star(bound: float | None, lowers: Mapping[str, float | None]) -> dict:
     return {"factor": bound / found[best], "instrument": best}
 
 
-def table(thm, instruments: Mapping[str, tuple[Mapping[str, float], float]]) -> dict:
+def table(thm, instruments: Mapping[str, tuple[Mapping[str, float], float]],
+          certified: tuple[Mapping[str, float], float] | None = None) -> dict:
     """The mutation table of ``thm``: ``instruments`` name -> (the symbol values at which it judges, the lower value
     it proves: the interval's lower end, the worst case). Each row: the mutation, ``factor`` = bound / mutant at the
     first instrument that has a bound (how much smaller the mutant is; <= 1: not smaller, no upper-bound check can
-    catch it), ``caught_by`` the first instrument whose lower value is above the mutant (None: none)."""
+    catch it), ``caught_by`` the first instrument whose lower value is above the mutant (None: none); with
+    ``certified`` (the values and a proved upper bound on the worst case there: :func:`certificate_floor`) also
+    ``holds_by_certificate``, whether the mutant is at or above it (then nothing can catch it there)."""
     rows = []
     for label, mutant in mutants(thm):
         factor, caught = None, None
@@ -114,7 +117,11 @@ def table(thm, instruments: Mapping[str, tuple[Mapping[str, float], float]]) -> 
             if lower is not None and m < lower:
                 caught = name
                 break
-        rows.append({"mutation": label, "factor": factor, "caught_by": caught})
+        row = {"mutation": label, "factor": factor, "caught_by": caught}
+        if certified is not None:
+            m = value(mutant, certified[0])
+            row["holds_by_certificate"] = m is not None and m >= certified[1]
+        rows.append(row)
     return {"theorem": thm.id, "rows": rows}
 
 
@@ -141,9 +148,10 @@ def pep_instrument(theorem: str, grid: Mapping = PEP_GRID, m: int = 2, K: int = 
     from dfltheory.pep.compare import theorem_values
     from dfltheory.pep.problem import PEPSolveError, worst_case
 
-    if pep_model(theorem) is None:
+    model = pep_model(theorem)
+    if model is None:
         return None
-    algorithm, options = pep_model(theorem)
+    algorithm, options = model
     thm = get(theorem)
     best, failed = None, []
     for T in grid["T"]:
@@ -237,15 +245,11 @@ def mutation_tables(informative: list[dict], pep_T: tuple[int, ...] = (4,)) -> l
         best = min(known, key=known.get) if known else None
         for v in verdicts:  # the verdict's threshold: the best instrument's
             v["at"]["c_star"] = {"factor": known[best] if best else None, "instrument": best, "by_instrument": stars}
-        tab = table(thm, instruments)
         cert = certificate_floor(thm, pep) if pep is not None else None
         if cert is not None:
             note.append(cert["note"])
-            if cert.get("bound") is not None:
-                for row, (_, mutant) in zip(tab["rows"], mutants(thm)):
-                    m = value(mutant, pep["values"])
-                    row["holds_by_certificate"] = m is not None and m >= cert["bound"]
-        out.append({"theorem": thm.id, **tab, "c_star": known[best] if best else None,
+        certified = (pep["values"], cert["bound"]) if cert is not None and cert["bound"] is not None else None
+        out.append({"theorem": thm.id, **table(thm, instruments, certified), "c_star": known[best] if best else None,
                     "instrument": best, "c_stars": stars, "certificate": cert, "note": "; ".join(note)})
     return out
 
