@@ -13,6 +13,8 @@ from dataclasses import dataclass
 
 import sympy as sp
 
+from dfltheory.constraints import Interval, closed_ends
+
 __all__ = ["Var", "DomainError", "COMMON"]
 
 
@@ -50,11 +52,14 @@ class Var:
         return sp.Symbol(self.name, positive=True)
 
     @property
+    def constraint(self) -> Interval:
+        """The domain as a declared constraint (:class:`dfltheory.constraints.Interval`, the one shared by every
+        pillar's checks); integrality and a documented infinite end are :meth:`validate`'s business."""
+        return Interval(self.low, self.high, closed_ends(self.low_open, self.high_open), self.integer, self.meaning)
+
+    @property
     def domain_text(self) -> str:
-        lo = "(" if self.low_open else "["
-        hi = ")" if self.high_open else "]"
-        kind = "integer in " if self.integer else ""
-        return f"{kind}{lo}{self.low:g}, {self.high:g}{hi}"
+        return f"{'integer in ' if self.integer else ''}{self.constraint.brackets()}"
 
     def interval(self) -> sp.Interval:
         lo = sp.Float(self.low) if math.isfinite(self.low) else -sp.oo
@@ -64,8 +69,7 @@ class Var:
     def within(self, arr):
         """Elementwise: whether values lie in the interval between ``low`` and ``high`` with its open or closed
         ends (integrality and a documented infinite end are :meth:`validate`'s business)."""
-        inside = (arr > self.low) if self.low_open else (arr >= self.low)
-        return inside & ((arr < self.high) if self.high_open else (arr <= self.high))
+        return self.constraint.within(arr)
 
     def validate(self, value) -> str | None:
         """Raise :class:`DomainError` if ``value`` (scalar or array) leaves the domain (NaN is outside every domain).

@@ -13,31 +13,18 @@ int (or numpy integer) and nothing else, so 2.5 is never truncated to 2 behind t
 from __future__ import annotations
 
 import math
-import numbers
+
+from dfltheory.constraints import Interval, check, closed_ends
 
 INF = math.inf
-
-
-def _range(low: float, high: float, low_open: bool, high_open: bool) -> str:
-    if high == INF:
-        return f"{'>' if low_open else '>='} {low:g}"
-    return f"in {'(' if low_open else '['}{low:g}, {high:g}{')' if high_open else ']'}"
 
 
 def number(value, name: str, low: float = -INF, high: float = INF, low_open: bool = False, high_open: bool = False,
            integer: bool = False, meaning: str = ""):
     """``value`` as an int (``integer``) or a float, if it is a finite number in the range between ``low`` and
-    ``high`` (open or closed at each end); else ValueError ``NAME must be ... (MEANING), got VALUE``."""
-    kind = numbers.Integral if integer else numbers.Real
-    try:  # float(10**400) overflows: no finite float
-        ok = isinstance(value, kind) and not isinstance(value, bool) and (integer or math.isfinite(float(value)))
-    except OverflowError:
-        ok = False
-    ok = ok and (value > low if low_open else value >= low) and (value < high if high_open else value <= high)
-    if not ok:
-        what = "an integer" if integer else "a finite number"
-        raise ValueError(f"{name} must be {what} {_range(low, high, low_open, high_open)}"
-                         f"{f' ({meaning})' if meaning else ''}, got {value!r}")
+    ``high`` (open or closed at each end); else ValueError ``NAME must be ... (MEANING), got VALUE``
+    (:func:`dfltheory.constraints.check` with this :class:`~dfltheory.constraints.Interval`)."""
+    check(name, value, Interval(low, high, closed_ends(low_open, high_open), integer, meaning))
     return int(value) if integer else float(value)
 
 
