@@ -20,10 +20,12 @@ import math
 import os
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import torch
 
+from dfltheory.constraints import INF, Interval, OfType, check, refusal
 from dfltheory.empirical import algorithms as A
 from dfltheory.empirical import rundir
 from dfltheory.empirical.communication import Mixing
@@ -46,65 +48,71 @@ ALGO_KEYS = ("rho", "Q", "momentum", "lam", "lam_pen", "beta", "mode", "mu", "pa
 # eval_every: when the run is saved and measured, not its trajectory)
 VOLATILE = ("rounds", "device", "progress", "client_chunk", "threads", "nproc", "compile", "checkpoint_every",
             "eval_every")
-INF = math.inf
-# float options of `train`: (low, low included, high, high included, meaning)
-FLOAT_OPTIONS = {
-    "lr": (0, False, INF, False, "the learning rate eta"),
-    "lr_decay": (0, False, 1, True, "the factor the learning rate is multiplied by after every round, 0.998 in "
-                 "the papers"),
-    "alpha": (0, False, INF, False, "the Dirichlet concentration"),
-    "rho": (0, True, INF, False, "the SAM radius, 0 for plain gradients"),
-    "momentum": (0, True, 1, False, "the local momentum coefficient"),
-    "lam": (0, False, INF, False, "DFedADMM's penalty lambda"),
-    "lam_pen": (0, True, INF, False, "DFedCata's proximal penalty"),
-    "beta": (0, True, 1, False, "DFedCata's Nesterov coefficient"),
-    "lr_v": (0, False, INF, False, "DFedPGP's personal-part learning rate"),
-    "mu": (0, True, INF, False, "FedProx's proximal coefficient"),
-    "participation": (0, False, 1, True, "the fraction of clients per round"),
-    "weight_decay": (0, True, INF, False, "the weight decay"),
-    "clip": (0, False, INF, False, "the norm each local direction is clipped to"),
-}
-INT_OPTIONS = {"n": 1, "rounds": 0, "K": 1, "batch_size": 1, "Q": 1, "K_v": 1, "classes_per_client": 1,
-               "eval_every": 1, "checkpoint_every": 1, "client_chunk": 1, "threads": 1}  # smallest value
+# the numeric options of `train`, declared once for the command line and the Python API (check_options)
+FLOAT_OPTIONS = {key: Interval(low, high, closed, meaning=meaning, kind=(int, float)) for key, low, high, closed, meaning in [
+    ("lr", 0, INF, "neither", "the learning rate eta"),
+    ("lr_decay", 0, 1, "right", "the factor the learning rate is multiplied by after every round, 0.998 in the papers"),
+    ("alpha", 0, INF, "neither", "the Dirichlet concentration"),
+    ("rho", 0, INF, "left", "the SAM radius, 0 for plain gradients"),
+    ("momentum", 0, 1, "left", "the local momentum coefficient"),
+    ("lam", 0, INF, "neither", "DFedADMM's penalty lambda"),
+    ("lam_pen", 0, INF, "left", "DFedCata's proximal penalty"),
+    ("beta", 0, 1, "left", "DFedCata's Nesterov coefficient"),
+    ("lr_v", 0, INF, "neither", "DFedPGP's personal-part learning rate"),
+    ("mu", 0, INF, "left", "FedProx's proximal coefficient"),
+    ("participation", 0, 1, "right", "the fraction of clients per round"),
+    ("weight_decay", 0, INF, "left", "the weight decay"),
+    ("clip", 0, INF, "neither", "the norm each local direction is clipped to"),
+]}
 SEED_MAX = 2 ** 32 - 1
+#: integer options, by their smallest value; the seeds in [0, 2^32 - 1]
+INT_OPTIONS = {**{key: Interval(low, integer=True, kind=int) for key, low in [
+    ("n", 1), ("rounds", 0), ("K", 1), ("batch_size", 1), ("Q", 1), ("K_v", 1), ("classes_per_client", 1),
+    ("eval_every", 1), ("checkpoint_every", 1), ("client_chunk", 1), ("threads", 1), ("nproc", 1)]},
+               **{key: Interval(0, SEED_MAX, integer=True, meaning="2^32 - 1", kind=int) for key in ("seed", "data_seed")}}
 FLOAT32_MAX = float(torch.finfo(torch.float32).max)  # a step size or radius multiplies float32 models
 
 
 #: on/off options: a config (the Python API) must give them as booleans, not as truthy strings ('no')
 FLAG_OPTIONS = ("epochs", "compile", "sequential", "local_eval", "fresh_gossip", "download", "sparse", "weighted",
                 "progress")
+FLAG = OfType(bool, "True or False")
+
+
+def _option(key: str) -> str:
+    return f"--{key.replace('_', '-')}"
+
+
+def _beyond_float32(value) -> bool:
+    """A finite number no float32 holds (1e300 passed every range check and crashed a round)."""
+    try:
+        return (isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+                and abs(value) > FLOAT32_MAX)
+    except OverflowError:  # an int beyond every float: the range check refuses it
+        return False
 
 
 def check_options(cfg: dict) -> None:
-    """Refuse, naming the option, a float option that is NaN, infinite or outside its range, an integer option
-    below its minimum, a seed or data seed outside [0, 2^32 - 1], and data parameters that are not a dict of
-    names to numbers, booleans or strings (a non-finite number included). None means "the default" and is not
-    checked; the data set itself checks the parameters' names and ranges."""
-    for key, (low, low_in, high, high_in, meaning) in FLOAT_OPTIONS.items():
+    """Refuse, naming the option, a float option that is NaN, infinite, outside its range or beyond the largest
+    float32, an integer option outside its range (:data:`FLOAT_OPTIONS`, :data:`INT_OPTIONS`), a flag that is not a
+    bool, and data parameters that are not a dict of names to numbers, booleans or strings (a non-finite number
+    included). None means "the default" and is not checked; the data set itself checks the parameters' names and
+    ranges."""
+    for key, constraint in FLOAT_OPTIONS.items():
         value = cfg.get(key)
         if value is None:
             continue
-        ok = (isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
-              and (value >= low if low_in else value > low) and (value <= high if high_in else value < high)
-              and abs(value) <= FLOAT32_MAX)
-        if not ok:
-            where = (f"{'>=' if low_in else '>'} {low:g}" if high == INF else
-                     f"in {'[' if low_in else '('}{low:g}, {high:g}{']' if high_in else ')'}")
-            if isinstance(value, (int, float)) and math.isfinite(value) and abs(value) > FLOAT32_MAX:
-                meaning += f"; at most {FLOAT32_MAX:.3g}, the largest float32"
-            raise ValueError(f"--{key.replace('_', '-')} must be a finite number {where} ({meaning}), got {value!r}")
-    for key, low in {**INT_OPTIONS, "seed": 0, "data_seed": 0}.items():
-        value = cfg.get(key)
-        if value is None:
-            continue
-        high = SEED_MAX if key.endswith("seed") else INF
-        if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
-            where = f"in [0, {SEED_MAX}] (2^32 - 1)" if key.endswith("seed") else f">= {low}"
-            raise ValueError(f"--{key.replace('_', '-')} must be an integer {where}, got {value!r}")
+        if _beyond_float32(value):
+            raise refusal(_option(key), value, replace(
+                constraint, meaning=f"{constraint.meaning}; at most {FLOAT32_MAX:.3g}, the largest float32"))
+        check(_option(key), value, constraint)
+    for key, constraint in INT_OPTIONS.items():
+        if key != "nproc" and cfg.get(key) is not None:  # nproc: _check_processes, after the threads
+            check(_option(key), cfg[key], constraint)
     for key in FLAG_OPTIONS:
         value = cfg.get(key)
-        if value is not None and not isinstance(value, bool):
-            raise ValueError(f"{key} must be True or False (the --{key.replace('_', '-')} flag), got {value!r}")
+        if value is not None:
+            check(key, value, replace(FLAG, meaning=f"the {_option(key)} flag"))
     _check_processes(cfg)
     params = cfg.get("data_params")
     if params is None:
@@ -133,8 +141,7 @@ def _check_processes(cfg: dict) -> None:
         check_threads(threads)
     if nproc is None:
         return
-    if isinstance(nproc, bool) or not isinstance(nproc, int) or nproc < 1:
-        raise ValueError(f"--nproc must be an integer >= 1, got {nproc!r}")
+    check("--nproc", nproc, INT_OPTIONS["nproc"])
     if isinstance(n, int) and nproc > n:
         raise ValueError(f"--nproc {nproc} for {n} clients: every process needs at least one client; give --nproc "
                          f"{n} or fewer (or more clients, --n)")
