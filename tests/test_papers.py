@@ -50,17 +50,6 @@ EXCEPTIONS: dict[tuple[str, str | None], str] = {
     ("dfltheory/verify/report_data.py", "dfedadmm"):
         "CERTIFICATE_CASES: the PEP model 'dfedadmm' (an algorithm) in the report's certificate table, in the "
         "report's order; the PEP models are being rewritten by another engineer",
-    ("dfltheory/figures/commands.py", "dfedsam"):
-        "plot run: the family of an unknown algorithm (estimators.paper_of replaces it); a commands module, which "
-        "another engineer is making lazy (only its import lines may change now)",
-    ("dfltheory/verify/claims.py", "dfedsgpsm.table1"):
-        "MNIST_CLAIMS: the MNIST data plan names the claims the papers ran on MNIST (a data plan spans papers)",
-    ("dfltheory/verify/claims.py", "dfedadmm.printed"): "MNIST_CLAIMS (as above)",
-    ("dfltheory/verify/claims.py", "dfedadmm.sam"): "MNIST_CLAIMS (as above)",
-    ("dfltheory/verify/claims.py", "dfedadmm.topology"): "MNIST_CLAIMS (as above)",
-    ("dfltheory/verify/claims.py", "dfedadmm"):
-        "the MNIST plan's algo_options: weight decay for DFedADMM's baselines on MNIST (seed 004 L343), keyed by "
-        "the paper whose claims run them",
 }
 
 

@@ -334,7 +334,7 @@ def render(result: dict, out: str | Path) -> dict[str, str]:
 
 # ------------------------------------------------------------------------------------------------ command
 def register(subparsers) -> None:
-    from dfltheory.verify.claims import MNIST_CLAIMS, PAPERS, PLANS
+    from dfltheory.verify.claims import CLAIMS, PAPERS, PLANS
 
     p = subparsers.add_parser(
         "claims",
@@ -354,7 +354,7 @@ def register(subparsers) -> None:
     p.add_argument("--data", choices=tuple(PLANS), default="digits",
                    help="digits (default: every claim but the landscape one), mnist (the claims the papers ran on "
                         "MNIST: "
-                        f"{', '.join(MNIST_CLAIMS)}) or fashion-mnist (DFedSAM's landscape claim, its Fig. 2: "
+                        f"{', '.join(c.id for c in CLAIMS.values() if 'mnist' in c.data)}) or fashion-mnist (DFedSAM's landscape claim, its Fig. 2: "
                         "FedAvg flatter than DFedAvg by the Hessian's top eigenvalue at x_bar); the files under "
                         "--data-root")
     p.add_argument("--data-root", default=None, help="where the data set's files are (mnist: DIR/MNIST/raw, "

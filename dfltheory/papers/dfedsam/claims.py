@@ -68,7 +68,7 @@ CLAIMS = (
           "FedAvg has a flatter loss landscape than DFedAvg in the same setting (DFL is sharper than CFL)",
           "Fashion-MNIST: two landscape pictures, no number",
           (arm("FedAvg", "fedavg", participation=0.1), arm("DFedAvg", "dfedavg", Q=1, rho=0.0)),
-          (("FedAvg", ">", "DFedAvg"),), metric="sharpness", plan="fashion-mnist",
+          (("FedAvg", ">", "DFedAvg"),), metric="sharpness", data=("fashion-mnist",),
           note="sharpness = lambda_max of the Hessian of f at x_bar after the last round (Lanczos on Hessian-vector "
                "products, dfltheory.verify.landscape), the quantity the pictures show as curvature; the paper's own "
                "FedAvg samples 10 % of the clients, DFedAvg trains all (card §8); `dfltheory plot landscape RUN` "

@@ -26,7 +26,8 @@ CLAIMS = (
           note="SGP and D-PSGD take one local epoch (their rule), DFedSGPSM 5, as in the paper; D-PSGD on a "
                "k-regular graph, SGP on k out-neighbours: the same neighbour budget; D-PSGD in Lian et al. 2017's "
                "order (the gradient at the unmixed point, X W - gamma G(X): dpsgd), as this card gives it",
-          index=("dfedsgpsm.20",), paper_values={"DFedSGPSM": 0.9851, "SGP": 0.9455, "D-PSGD": 0.9436}),
+          index=("dfedsgpsm.20",), paper_values={"DFedSGPSM": 0.9851, "SGP": 0.9455, "D-PSGD": 0.9436},
+          data=("digits", "mnist")),
     Claim("dfedsgpsm.table2", "dfedsgpsm", "§9 Table 2, §10.21",
           "module ablation: momentum helps OSGP, SAM helps further, neighbour selection changes little",
           "CIFAR-10 Dir 0.3: OSGP 76.59, +momentum 78.72, +SAM 81.31, +selection 81.35",
