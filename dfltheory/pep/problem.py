@@ -86,6 +86,7 @@ from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
+from dfltheory.constraints import Interval, Options, check
 from dfltheory.pep import program_pep
 from dfltheory.pep.mixing import ExplicitMixing, PushSumMixing, SpectralClass, as_mixing
 from dfltheory.pep.program_pep import _mean, _same, _sum
@@ -324,25 +325,34 @@ def count_text(n: int) -> str:
     return str(n) if n < 10 ** 9 else f"~1e{len(str(n)) - 1}"
 
 
+_REAL = (int, float, np.integer, np.floating)
+#: the PEP instance's numbers, declared once (:mod:`dfltheory.constraints`; the command line's --set reaches them)
+CONSTRAINTS = {
+    **{name: Interval(1, integer=True, kind=(int, np.integer)) for name in ("m", "K", "T", "Q")},
+    **{name: Interval(0, closed="neither", kind=_REAL) for name in ("eta", "L", "Delta")},
+    **{name: Interval(0, kind=_REAL) for name in ("rho", "sigma_g", "B")},
+    "lam_pen": Interval(0, closed="neither", kind=_REAL),  # DFedADMM's penalty
+    "lam_pen_cata": Interval(0, kind=_REAL),  # DFedCata's proximal penalty (0: none)
+    "beta": Interval(0, 1, "left", kind=_REAL),
+    "alpha": Interval(0, 1, "left", kind=_REAL),
+    "gap": Options(GAPS),
+    "heterogeneity_at": Options(HETEROGENEITY_AT),
+}
+
+
 def _check(algorithm, m, K, T, eta, L, Delta, sigma_g, B, rho, Q, gap, heterogeneity_at, lam_pen=None, beta=None,
            alpha=None):
     if algorithm not in ALGORITHMS:
         raise ValueError(f"unknown algorithm {algorithm!r}; use one of {sorted(ALGORITHMS)}")
     for name, v in (("m", m), ("K", K), ("T", T), ("Q", Q)):
-        if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1:
-            raise ValueError(f"{name} must be an integer >= 1, got {v!r}")
+        check(name, v, CONSTRAINTS[name])
     if Q > MAX_SCALE:
         raise ValueError(f"Q = {count_text(Q)} gossip steps per round exceed {MAX_SCALE:g}: W^Q drifts from a "
                          "stochastic matrix in floating point (and is 11^T/m to machine precision long before); use "
                          f"Q <= {MAX_SCALE:g}, or W = 11^T/m for an exact average")
-    for name, v, positive in (("eta", eta, True), ("L", L, True), ("Delta", Delta, True), ("rho", rho, False),
-                              ("sigma_g", sigma_g, False), ("B", B, False)):
-        if v is None and name in ("sigma_g", "B"):
-            continue
-        if isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)) or not math.isfinite(v):
-            raise ValueError(f"{name} must be a finite number, got {v!r}")
-        if v < 0 or (positive and v == 0):
-            raise ValueError(f"{name} must be {'> 0' if positive else '>= 0'}, got {v!r}")
+    for name, v in (("eta", eta), ("L", L), ("Delta", Delta), ("rho", rho), ("sigma_g", sigma_g), ("B", B)):
+        if not (v is None and name in ("sigma_g", "B")):
+            check(name, v, CONSTRAINTS[name])
     if algorithm in DPSGD and (K != 1 or Q != 1):
         raise ValueError(f"{algorithm} is one local step and one gossip step (K = Q = 1), got K = {K}, Q = {Q}; use "
                          "dfedavg for K > 1 or dfedavg-mgs for Q > 1 (both step, then mix)")
@@ -364,14 +374,12 @@ def _check(algorithm, m, K, T, eta, L, Delta, sigma_g, B, rho, Q, gap, heterogen
         if lam_pen is None or isinstance(lam_pen, bool) or not isinstance(lam_pen, (int, float, np.integer,
                                                                                     np.floating)):
             raise ValueError(f"{algorithm} needs the ADMM penalty lam_pen (a number > 0), got {lam_pen!r}")
-        if not math.isfinite(lam_pen) or lam_pen <= 0:
-            raise ValueError(f"lam_pen must be a finite number > 0, got {lam_pen!r}")
+        check("lam_pen", lam_pen, CONSTRAINTS["lam_pen"])
     elif algorithm in CATA:
-        for name, v, hi in (("lam_pen", lam_pen, math.inf), ("beta", beta, 1.0)):
-            if v is None or isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)):
+        for name, v, constraint in (("lam_pen", lam_pen, "lam_pen_cata"), ("beta", beta, "beta")):
+            if v is None or isinstance(v, bool) or not isinstance(v, _REAL):
                 raise ValueError(f"{algorithm} needs {name} (a number), got {v!r}")
-            if not (0 <= v < hi):
-                raise ValueError(f"{name} must be in [0, {hi:g}), got {v!r}")
+            check(name, v, CONSTRAINTS[constraint])
     elif lam_pen is not None:
         raise ValueError(f"lam_pen = {lam_pen} only applies to {', '.join(ADMM + CATA)}")
     if beta is not None and algorithm not in CATA:
@@ -382,9 +390,8 @@ def _check(algorithm, m, K, T, eta, L, Delta, sigma_g, B, rho, Q, gap, heterogen
                              " use dfedsgpm")
         if algorithm != "sgp" and alpha is None:
             raise ValueError(f"{algorithm} needs the momentum coefficient alpha (a number in [0, 1))")
-        if alpha is not None and (isinstance(alpha, bool) or not isinstance(alpha, (int, float, np.integer,
-                                                                                   np.floating)) or not 0 <= alpha < 1):
-            raise ValueError(f"alpha must be a number in [0, 1), got {alpha!r}")
+        if alpha is not None:
+            check("alpha", alpha, CONSTRAINTS["alpha"])
         if Q != 1:
             raise ValueError(f"{algorithm} mixes once per round (Q = 1), got Q = {Q}")
     elif alpha is not None:
@@ -394,13 +401,11 @@ def _check(algorithm, m, K, T, eta, L, Delta, sigma_g, B, rho, Q, gap, heterogen
 
 
 def _check_common(gap, T, heterogeneity_at):
-    if gap not in GAPS:
-        raise ValueError(f"gap must be one of {GAPS}, got {gap!r}")
+    check("gap", gap, CONSTRAINTS["gap"])
     if gap == "last" and T < 2:
         raise ValueError("gap='last' bounds f(x_bar^0) - f(x_bar^{T-1}), which is 0 for T = 1 (the worst case is "
                          "unbounded); use T >= 2 or gap='fstar'")
-    if heterogeneity_at not in HETEROGENEITY_AT:
-        raise ValueError(f"heterogeneity_at must be one of {HETEROGENEITY_AT}, got {heterogeneity_at!r}")
+    check("heterogeneity_at", heterogeneity_at, CONSTRAINTS["heterogeneity_at"])
 
 
 def _check_scales(algorithm, K, eta, L, Delta, sigma_g, B, rho, lam_pen, beta):

@@ -97,8 +97,8 @@ def test_theorems_and_their_consensus_readings_hold():
 
 @pytest.mark.parametrize("kwargs, match", [
     (dict(beta=None), "needs beta"),
-    (dict(beta=1.0), r"beta must be in \[0, 1\)"),
-    (dict(lam_pen=-1.0), "lam_pen must be in"),
+    (dict(beta=1.0), r"beta must be a finite number in \[0, 1\)"),
+    (dict(lam_pen=-1.0), "lam_pen must be a finite number >= 0"),
     (dict(algorithm="dfedavg", lam_pen=None), "beta = 0.3 only applies"),
     (dict(algorithm="dfedadmm", beta=None, xi_weight=1.0), "xi_weight = 1.0 needs a DFedCata"),
 ])

@@ -83,7 +83,7 @@ def test_theorem_at_measured_constants_holds():
 @pytest.mark.parametrize("kwargs, match", [
     (dict(W=np.array([[0.9, 0.5], [0.2, 0.5]])), "not column-stochastic"),
     (dict(alpha=None), "needs the momentum coefficient alpha"),
-    (dict(alpha=1.0), r"alpha must be a number in \[0, 1\)"),
+    (dict(alpha=1.0), r"alpha must be a finite number in \[0, 1\)"),
     (dict(algorithm="sgp", K=2, alpha=None), "sgp is one local step"),
     (dict(algorithm="dfedavg", W=np.eye(2)), "alpha = 0.5 only applies"),
 ])

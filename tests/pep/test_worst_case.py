@@ -181,7 +181,7 @@ def test_too_large_is_refused_before_building():
 
 @pytest.mark.parametrize("kwargs, match", [
     (dict(algorithm="sgd"), "unknown algorithm"),
-    (dict(eta=0.0), "eta must be > 0"),
+    (dict(eta=0.0), "eta must be a finite number > 0"),
     (dict(eta=float("nan")), "eta must be a finite"),
     (dict(K=0), "K must be an integer"),
     (dict(algorithm="dpsgd", K=2), "dpsgd is one local step"),
