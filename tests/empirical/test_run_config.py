@@ -1,0 +1,75 @@
+"""RunConfig: the train run's config as a typed record whose dict form, and so every run cache's key, is the
+dict's own."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from dfltheory.empirical.run_config import UNSET, RunConfig, option_names
+from dfltheory.empirical.sweep import RunCache
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _key(cfg) -> str:
+    return RunCache(ROOT / "unused").path(cfg).name
+
+
+def test_the_fields_are_the_train_commands_options_each_with_a_type_and_a_doc():
+    from dataclasses import fields
+
+    from dfltheory.empirical.commands import train_parser
+
+    dests = {a.dest for a in train_parser()._actions} - {"help", "config"}
+    assert set(option_names()) == dests
+    for f in fields(RunConfig):
+        assert f.metadata["doc"] and f.type.endswith("| None") and f.default is UNSET, f.name
+
+
+#: cache keys computed from the dicts before RunConfig existed: a record must reproduce them
+PINNED = [({"algo": "dfedavg", "dataset": "digits", "n": 4, "rounds": 2, "seed": 0}, "9059297016039b60")]
+
+
+@pytest.mark.parametrize("cfg, key", PINNED)
+def test_a_records_cache_key_is_the_dicts_of_before(cfg, key):
+    assert _key(RunConfig.from_dict(cfg).to_dict()) == _key(cfg) == key
+
+
+def _producers():
+    from dfltheory.empirical.commands import read_config, read_sweep, train_defaults
+    from dfltheory.verify import claims as C
+
+    yield {**train_defaults(), **read_config(ROOT / "examples" / "run.toml"), "out": "runs/x", "resume": False}
+    sweep, _ = read_sweep(ROOT / "examples" / "sweep.toml")
+    yield from (cfg for _, cfg in sweep.configs())
+    for size in ("quick", "full"):
+        for claim in C.CLAIMS.values():
+            for arm in claim.arms:
+                yield from C.run_configs(claim, arm, C.SIZES[size])
+
+
+def test_every_producers_config_round_trips_with_its_key_and_json():
+    n = 0
+    for cfg in _producers():
+        back = RunConfig.from_dict(cfg).to_dict()
+        assert back == cfg and _key(back) == _key(cfg)
+        assert json.dumps(back, sort_keys=True) == json.dumps(cfg, sort_keys=True)
+        n += 1
+    assert n > 50
+
+
+def test_a_given_none_is_kept_and_a_missing_option_stays_out():
+    rec = RunConfig.from_dict({"algo": "dfedavg", "model": None})
+    assert rec.model is None and rec.lr is UNSET and rec.to_dict() == {"algo": "dfedavg", "model": None}
+
+
+def test_an_unknown_key_and_a_bad_value_are_value_errors_naming_them():
+    with pytest.raises(ValueError, match="'learning_rate' is not a train option"):
+        RunConfig.from_dict({"algo": "dfedavg", "learning_rate": 0.1})
+    with pytest.raises(ValueError, match="must be a dict"):
+        RunConfig.from_dict([("algo", "dfedavg")])
+    with pytest.raises(ValueError, match=r"--lr must be a finite number > 0 \(the learning rate eta\), got -0.1"):
+        RunConfig(algo="dfedavg", lr=-0.1).check()
