@@ -21,6 +21,7 @@ LAYERS = {
     "dfltheory.paths": 0,
     "dfltheory.plugins": 0,  # loads a user's file: it imports no pillar itself
     "dfltheory.parsing": 0,  # the command line's text (counts, NAME:key=value specs, JSON, durations), for every pillar
+    "dfltheory.records": 0,  # typed records of the dicts written as JSON or hashed (from_dict/to_dict, schema tables)
     "dfltheory.constraints": 0,  # input constraints as data (Interval, Options) and the one check, for every pillar
     "dfltheory.topology": 1,
     "dfltheory.program": 1,  # an algorithm written once (step programs): pure Python, interpreted by the pillars

@@ -56,7 +56,7 @@ def test_every_producers_config_round_trips_with_its_key_and_json():
     for cfg in _producers():
         back = RunConfig.from_dict(cfg).to_dict()
         assert back == cfg and _key(back) == _key(cfg)
-        assert json.dumps(back, sort_keys=True) == json.dumps(cfg, sort_keys=True)
+        assert json.dumps(back) == json.dumps(cfg)  # key order too
         n += 1
     assert n > 50
 
@@ -67,9 +67,9 @@ def test_a_given_none_is_kept_and_a_missing_option_stays_out():
 
 
 def test_an_unknown_key_and_a_bad_value_are_value_errors_naming_them():
-    with pytest.raises(ValueError, match="'learning_rate' is not a train option"):
+    with pytest.raises(ValueError, match="RunConfig: 'learning_rate' is not one of its keys"):
         RunConfig.from_dict({"algo": "dfedavg", "learning_rate": 0.1})
-    with pytest.raises(ValueError, match="must be a dict"):
+    with pytest.raises(ValueError, match="read from a dict"):
         RunConfig.from_dict([("algo", "dfedavg")])
     with pytest.raises(ValueError, match=r"--lr must be a finite number > 0 \(the learning rate eta\), got -0.1"):
         RunConfig(algo="dfedavg", lr=-0.1).check()
