@@ -31,9 +31,6 @@ EXCEPTIONS: dict[tuple[str, str | None], str] = {
         "the PEP models' theorems (which variant of which theorem covers a model, and each variant's terms at the "
         "PEP's settings): pep sits below the papers and cannot read their plans; the models are being rewritten as "
         "step programs (dfltheory.program) by another engineer, and move with them",
-    ("dfltheory/verify/claims_index.py", None):
-        "the index of the five cards' §10 items, the generator of docs/claims.md (checked by "
-        "tests/verify/test_claims.py): a document over all cards, not yet split into the papers' folders",
     ("dfltheory/verify/dfedsam_least_squares.py", None):
         "the report's worked example (DFedSAM on least squares with exact constants; report_data and examples/ "
         "import it): verify may not import the papers' folders, so it stays until the report reads its examples "

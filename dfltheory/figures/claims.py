@@ -353,8 +353,8 @@ def register(subparsers) -> None:
     sizes = tuple(dict.fromkeys(k for plan in PLANS.values() for k in plan.sizes))
     p.add_argument("--data", choices=tuple(PLANS), default="digits",
                    help="digits (default: every claim but the landscape one), mnist (the claims the papers ran on "
-                        "MNIST: "
-                        f"{', '.join(c.id for c in CLAIMS.values() if 'mnist' in c.data)}) or fashion-mnist (DFedSAM's landscape claim, its Fig. 2: "
+                        f"MNIST: {', '.join(c.id for c in CLAIMS.values() if 'mnist' in c.data)}) or "
+                        "fashion-mnist (DFedSAM's landscape claim, its Fig. 2: "
                         "FedAvg flatter than DFedAvg by the Hessian's top eigenvalue at x_bar); the files under "
                         "--data-root")
     p.add_argument("--data-root", default=None, help="where the data set's files are (mnist: DIR/MNIST/raw, "

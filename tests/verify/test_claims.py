@@ -239,17 +239,34 @@ def test_command_registers_with_the_cli(monkeypatch, quick, capsys):
 
 
 def test_index_covers_every_card_claim_once():
-    assert len(I.INDEX) == sum(I.CARDS.values()) == 104
-    for paper, n in I.CARDS.items():
-        assert [i.number for i in I.INDEX if i.paper == paper] == list(range(1, n + 1))
-    assert all(i.status in I.STATUSES for i in I.INDEX)
-    for i in I.INDEX:
+    index = I.index()
+    assert len(index) == 104 and [len(c.items) for c in I.CARDS.values()] == [23, 22, 20, 18, 21]
+    assert list(I.CARDS) == list(C.PAPERS)  # every built-in paper's card, registered with its claims
+    for paper, card in I.CARDS.items():
+        assert [i.number for i in card.items] == list(range(1, len(card.items) + 1))
+        assert {i.paper for i in card.items} == {paper}
+    assert all(i.status in I.STATUSES for i in index)
+    for i in index:
         assert i.status == "not yet" or i.tests or i.command, i.key
         assert i.status not in ("in part",) or i.note, i.key  # an item in part says what is open
 
 
+def test_a_card_is_refused_with_the_problem_named():
+    from dfltheory.testing.registries import isolated
+
+    with isolated():
+        with pytest.raises(ValueError, match=r"numbered \[2\]; number them 1..n"):
+            I.register_card(I.card_items("mine", [(2, "x", "asserted", ())]))
+        with pytest.raises(ValueError, match="status 'done' is not one of asserted"):
+            I.register_card(I.card_items("mine", [(1, "x", "done", ())]))
+        with pytest.raises(ValueError, match="'dfedsam' already has a card"):
+            I.register_card(I.card_items("dfedsam", [(1, "x", "asserted", ())]))
+        I.register_card(I.card_items("mine", [(1, "x", "not yet", ())]))
+        assert I.index()[-1].key == "mine.1" and "## mine (card §10, 1 claims)" in I.markdown()
+
+
 def test_index_names_only_tests_that_exist():
-    for item in I.INDEX:
+    for item in I.index():
         for test in item.tests:
             path, name = test.split("::")
             text = (ROOT / path).read_text()
@@ -258,7 +275,7 @@ def test_index_names_only_tests_that_exist():
 
 def test_training_items_and_claims_point_at_each_other():
     trained = {k for c in C.CLAIMS.values() for k in c.index}
-    runs = {i.key for i in I.INDEX if i.command.startswith("dfltheory claims")}
+    runs = {i.key for i in I.index() if i.command.startswith("dfltheory claims")}
     assert trained == runs
 
 

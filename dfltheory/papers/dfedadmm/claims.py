@@ -5,6 +5,7 @@ quantity and the deviations every claim shares."""
 from __future__ import annotations
 
 from dfltheory.verify.claims import Claim, SYMMETRIC, arm
+from dfltheory.verify.claims_index import CLAIMS_TEST, ENG, HOLDS, QUANT, TRAIN, card_items
 
 #: the paper's values (card §8); "decay" is its per-round factor, over its ``ROUNDS`` (rescaled to the run's rounds)
 BASE = {"decay": 0.998, "lam": 0.1, "rho": 0.1, **SYMMETRIC}  # dfedadmm.md §8
@@ -32,8 +33,8 @@ CLAIMS = (
           note="the fourth arm, not decided, is DFedADMM where it is not degenerate (lambda = 1): the gap between "
                "the two DFedADMM arms measures the collapse (card §10.12); the gap to DFedAvg depends on the "
                "horizon: -49.2 points at T = 100, -5.2 at T = 300 (m = 50, 4 seeds: 89.0 against 94.3, p 0.008; "
-               "issue 34)", index=("dfedadmm.18",), paper_values={"DFedADMM-SAM": 0.9844, "DFedADMM": 0.9807, "DFedAvg": 0.9778},
-          data=("digits", "mnist")),
+               "issue 34)", index=("dfedadmm.18",),
+          paper_values={"DFedADMM-SAM": 0.9844, "DFedADMM": 0.9807, "DFedAvg": 0.9778}, data=("digits", "mnist")),
     Claim("dfedadmm.sam", "dfedadmm", "§9 Table 1, §10.18",
           "DFedADMM-SAM beats DFedADMM, and DFedADMM beats DFedAvg",
           "MNIST Dir 0.3: DFedADMM-SAM 98.44, DFedADMM 98.07, DFedAvg 97.78",
@@ -90,11 +91,64 @@ CLAIMS = (
           deviations=("lambda = 1, not the printed 0.1 (degenerate: dfedadmm.printed)",)),
 )
 
+#: the card's §10 testable claims (docs/claims.md): (number, claim, status, tests, command, note); a test named
+#: without its file is in tests/bounds/test_<paper>.py (:func:`dfltheory.verify.claims_index.card_items`)
+CARD = [
+    (1, "main text = appendix", "asserted", ("test_main_text_equals_appendix_form",)),
+    (2, "monotone in psi, diverges as psi -> 1", "asserted", ("test_theorem1_increasing_in_psi_and_infinite_at_one",)),
+    (3, "asymptotic topology independence", "asserted", ("test_topology_independence_for_large_T",)),
+    (4, "kappa range", "asserted", ("test_kappa_range",)),
+    (5, "hidden sqrt(K) in the Corollary", "asserted", ("test_hidden_sqrt_K_in_the_corollary",)),
+    (6, "SAM term orders", "asserted", ("test_sam_term_orders_under_the_schedule",)),
+    (7, "gamma range", "asserted", ("test_gamma_range_and_reference_values",)),
+    (8, "Lemma 6's contraction claim", "asserted", ("test_lemma6_bracket_with_the_papers_a_is_false",)),
+    (9, "(1 + 1/(K-1))^K < 5", "asserted", ("test_the_power_bound_of_lemma6",)),
+    (10, "conditions at the paper's hyper-parameters", "asserted",
+     ("test_experiments_violate_the_step_size_condition", "test_experiments_that_break_L_free_conditions")),
+    (11, "algorithm identities (a)-(e)", "asserted",
+     ("test_gamma_sum_identity_and_algorithm_identities", ENG + "test_admm_message_identity",
+      QUANT + "test_dfedadmm_measures_the_auxiliary_sequence_w",
+      "tests/verify/test_lemmas_on_runs.py::"
+      "test_dfedadmm_identities_d_e_hold_for_doubly_stochastic_W_and_fail_for_a_row_stochastic_one"), "",
+     "(d), (e) fail under 3 random in-neighbours with uniform weights: errors 0.57 and 0.93 times the step"),
+    (12, "eta = lambda degeneracy (a restart every local step)", "asserted",
+     (ENG + "test_admm_aux_sequence_is_xbar_when_lr_equals_lam", TRAIN + "test_admm_collapse_warning",
+      "tests/empirical/test_reductions.py::test_dfedadmm_at_eta_equal_lambda_restarts_every_local_step",
+      "tests/empirical/test_reductions.py::test_dfedadmm_with_one_local_step_at_eta_equal_lambda_is_dpsgd")),
+    (13, "Lemma 4/5 and R1 bounds on a synthetic problem", "asserted",
+     ("test_lemmas_4_5_eq22_and_lemma9", "tests/verify/test_lemmas_on_runs.py::"
+      "test_dfedadmm_lemmas_4_5_10_and_R1_hold_on_a_run"), "",
+     "synthetic-logistic, ring: bound / measured about 880 (Lemma 4), 50 (Lemma 5), 520 (R1)"),
+    (14, "Lemma 8: consensus error below 2 C2/(1-psi)^2 on four topologies", "asserted",
+     ("tests/verify/test_lemmas_on_runs.py::"
+      "test_dfedadmm_lemma8_consensus_error_on_four_topologies_and_its_exponent_in_one_minus_psi",), "",
+     "holds with 1.3-1.9e5 to spare; the measured exponent in (1 - psi) is -1.90 (the bound's: -2)"),
+    (15, "Lemma 10", "asserted",
+     ("test_lemma10_and_eq23", "tests/verify/test_lemmas_on_runs.py::"
+      "test_dfedadmm_lemmas_4_5_10_and_R1_hold_on_a_run"), "", "bound / measured about 930 on the run"),
+    (16, "whole bound vs measurement", "training",
+     (HOLDS + "test_quick_gives_every_main_theorem_a_verdict_with_a_number",),
+     "dfltheory verify dfedadmm"),
+    (17, "accuracy increases Ring < Full (falls with psi)", "training", (), "dfltheory claims dfedadmm",
+     "ring and full only"),
+    (18, "Table 1: DFedADMM-SAM best; DFedADMM vs DFedAvg", "training", (), "dfltheory claims dfedadmm"),
+    (19, "Tables 3-5: fewest rounds to target", "asserted",
+     ("tests/bounds/test_table_arithmetic.py::"
+      "test_dfedadmm_or_its_sam_variant_needs_the_fewest_rounds_in_all_27_columns",), "",
+     "the tables' numbers; not re-run (rounds to a target are not measured here)"),
+    (20, "Fig. 3: K, lambda, rho, m ablations", "training", (), "dfltheory claims dfedadmm",
+     "K, lambda, rho (three of the six radii) and m (DFedADMM-SAM)"),
+    (21, "CIFAR-10 IID - Dir 0.3 gaps (DFedSAM 2.34, not 2.41)", "asserted",
+     (CLAIMS_TEST + "test_table_arithmetic_dfedadmm",)),
+]
+
 
 def register() -> None:
     """The claims into ``claims`` and the report, through the function a user's plugin calls."""
     from dfltheory.papers.dfedadmm import PAPER
     from dfltheory.verify.claims import register_claims
+    from dfltheory.verify.claims_index import register_card
 
     register_claims(PAPER, CLAIMS, base=BASE, rounds=ROUNDS, quantity=QUANTITY, deviations=DEVIATIONS,
                     setting=SETTING, data_options=DATA_OPTIONS, origin=__name__)
+    register_card(card_items(PAPER, CARD), origin=__name__)

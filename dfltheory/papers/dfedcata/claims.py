@@ -5,6 +5,7 @@ quantity and the deviations every claim shares."""
 from __future__ import annotations
 
 from dfltheory.verify.claims import CODE_GRAPH, Claim, Trend, arm
+from dfltheory.verify.claims_index import CLAIMS_TEST, ENG, card_items
 
 #: the paper's values (card §8); "decay" is its per-round factor, over its ``ROUNDS`` (rescaled to the run's rounds)
 BASE = {"decay": 0.998, "lam_pen": 0.05, "beta": 0.9, "mode": "A", "clip": 10.0, "weight_decay": 5e-4,
@@ -94,11 +95,70 @@ CLAIMS = (
           paper_values={"DFedCata Full": 80.0, "DFedCata ER": 40.0}),
 )
 
+#: the card's §10 testable claims (docs/claims.md): (number, claim, status, tests, command, note); a test named
+#: without its file is in tests/bounds/test_<paper>.py (:func:`dfltheory.verify.claims_index.card_items`)
+CARD = [
+    (1, "beta-monotonicity of the leading term; interior minimiser of the bound", "asserted",
+     ("test_remark1_beta_tightens_the_leading_term_but_not_the_full_bound",)),
+    (2, "heterogeneity enters only at O(1/T)", "asserted", ("test_heterogeneity_enters_at_order_one_over_T",)),
+    (3, "no spectral term in Theorem 1; Xi > 0 depends on lambda", "asserted",
+     ("test_remark1_delta0_vanishes_and_no_spectral_term",
+      "tests/verify/test_lemmas_on_runs.py::test_dfedcata_consensus_term_xi_is_positive_and_grows_with_lambda"), "",
+     "reading B: Xi ordered by lambda, 0 on the full graph; reading A: Xi > 0 on the full graph, grows on the grid"),
+    (4, "condition violation at the paper's settings", "asserted", ("test_paper_settings_violate_the_conditions",)),
+    (5, "the Corollary needs huge T when beta is large", "asserted", ("test_cor1_needs_huge_T_for_large_beta",)),
+    (6, "Variant A leaves the mean unchanged", "asserted",
+     ("test_reading_A_leaves_the_mean_unchanged", ENG + "test_nesterov_mode_A_keeps_the_mean_mode_B_does_not")),
+    (7, "Variant B gives heavy-ball mean dynamics (Lemma 6)", "asserted",
+     ("test_reading_B_auxiliary_sequence_is_plain_sgd",)),
+    (8, "Lemma 2 closed form; gamma in (0, 1)", "asserted",
+     ("test_lem2_closed_form_matches_prox_sgd_steps", "test_lem2_reference_value_and_gamma_range")),
+    (9, "reductions: DFedAvg, decentralized FedProx, FedInit", "asserted",
+     (ENG + "test_reductions",
+      "tests/empirical/test_reductions.py::test_dfedcata_with_beta_zero_is_decentralized_fedprox",
+      "tests/empirical/test_reductions.py::test_dfedcata_with_beta_zero_and_the_averaging_matrix_is_fedprox",
+      "tests/empirical/test_reductions.py::test_dfedcata_mode_A_with_the_averaging_matrix_is_fedinit")),
+    (10, "Hardt limit of Theorem 2 and its monotonicity", "asserted",
+     ("test_thm2_hardt_limit", "test_thm2_monotonicity")),
+    (11, "kappa_lambda monotone, against Remark 2", "asserted",
+     ("test_thm2_placeholder_increases_with_lambda",
+      "test_kappa_lambda_is_the_smallest_lemma16_constant_and_monotone")),
+    (12, "Table III accuracy not monotone in lambda (Spearman)", "training", (), "dfltheory claims dfedcata",
+     "six topologies at m = 10 on digits, DFedCata in reading B; with the authors' sequential schedule instead the "
+     "accuracy follows the gap (rho = +1.00, exact p = 0.003; one default-size run of that variant)"),
+    (13, "convergence speed independent of the spectral gap", "training", (), "dfltheory claims dfedcata",
+     "rounds to 90 % on digits against the gap, DFedCata (reading B) and DFedAvg; with the sequential schedule "
+     "DFedCata's speed follows the gap (rho = +0.94, exact p = 0.017; one default-size run of that variant)"),
+    (14, "synchronous Variant A expansive on static sparse graphs", "asserted",
+     (ENG + "test_nesterov_mode_A_amplifies_disagreement_when_W_has_negative_eigenvalues",
+      "tests/verify/test_lemmas_on_runs.py::test_dfedcata_sequential_sweep_spectral_radii_match_the_card",
+      "tests/verify/test_lemmas_on_runs.py::test_dfedcata_synchronous_reading_A_diverges_on_static_ring_and_grid_and_"
+      "the_sequential_schedule_does_not"), "",
+     "training diverges on the static code ring and grid at beta = 0.9 (synthetic-logistic, m = 16)"),
+    (15, "the code's sequential aggregation as a stabilizer", "asserted",
+     ("tests/verify/test_lemmas_on_runs.py::test_dfedcata_sequential_sweep_spectral_radii_match_the_card",
+      "tests/verify/test_lemmas_on_runs.py::test_dfedcata_synchronous_reading_A_diverges_on_static_ring_and_grid_and_"
+      "the_sequential_schedule_does_not"), "",
+     "the sweep radii of the card to 1e-3; training at this scale (synthetic-logistic, m = 16), not Table III's "
+     "CIFAR-10 ring"),
+    (16, "Variant B stability: min eig(W) > -1/(1+2 beta)", "asserted",
+     (CLAIMS_TEST + "test_dfedcata_reading_B_consensus_is_stable_iff_the_smallest_eigenvalue_is_above_the_threshold",)),
+    (17, "Table II ratios = DFedAvg rounds / method rounds", "asserted",
+     (CLAIMS_TEST + "test_table_arithmetic_dfedcata",)),
+    (18, "text margins vs Table I (2.07, not 2.5; 4.64, not 4.7)", "asserted",
+     (CLAIMS_TEST + "test_table_arithmetic_dfedcata",)),
+    (19, "ablation consistency of Tables IV and V", "asserted", (CLAIMS_TEST + "test_table_arithmetic_dfedcata",)),
+    (20, "beta ablation monotone up to saturation", "training", (), "dfltheory claims dfedcata",
+     "final accuracy only; rounds to 75 % are not measured"),
+]
+
 
 def register() -> None:
     """The claims into ``claims`` and the report, through the function a user's plugin calls."""
     from dfltheory.papers.dfedcata import PAPER
     from dfltheory.verify.claims import register_claims
+    from dfltheory.verify.claims_index import register_card
 
     register_claims(PAPER, CLAIMS, base=BASE, rounds=ROUNDS, quantity=QUANTITY, deviations=DEVIATIONS,
                     setting=SETTING, origin=__name__)
+    register_card(card_items(PAPER, CARD), origin=__name__)

@@ -5,6 +5,7 @@ quantity and the deviations every claim shares."""
 from __future__ import annotations
 
 from dfltheory.verify.claims import Claim, PULL_IN, SYMMETRIC, arm
+from dfltheory.verify.claims_index import CLAIMS_TEST, ENG, PROP, QUANT, TOPO, card_items
 
 #: the paper's values (card §8); "decay" is its per-round factor, over its ``ROUNDS`` (rescaled to the run's rounds)
 BASE = {"decay": 0.99, "K_v": 1, "momentum": 0.9, "weight_decay": 5e-4, **PULL_IN}  # dfedpgp.md §8 (L189)
@@ -75,11 +76,56 @@ CLAIMS = (
           index=("dfedpgp.7", "dfedpgp.17"), large=True),
 )
 
+#: the card's §10 testable claims (docs/claims.md): (number, claim, status, tests, command, note); a test named
+#: without its file is in tests/bounds/test_<paper>.py (:func:`dfltheory.verify.claims_index.card_items`)
+CARD = [
+    (1, "push-sum invariants; mu = 1 and the failed identity under the row-stochastic rule", "asserted",
+     (PROP + "test_push_sum_conserves_sums_and_debiased_values_reach_the_mean",
+      ENG + "test_dfedpgp_never_mixes_personal_parameters_and_mixes_shared_ones",
+      CLAIMS_TEST + "test_row_stochastic_rule_keeps_mu_at_one_and_moves_the_mean")),
+    (2, "delta_emp in (0, 1]; = 1 for doubly stochastic P", "asserted",
+     (TOPO.format("pushsum") + "test_papers_random_out_graph_matches_the_card_simulation",
+      TOPO.format("pushsum") + "test_measured_rate_of_a_fixed_matrix_is_its_slem")),
+    (3, "the paper's C, q are vacuous", "asserted", ("test_paper_constants_are_vacuous_for_the_experiments_topology",)),
+    (4, "empirical q is small; q_emp ~ |lambda_2(P)| for a fixed P", "asserted",
+     (TOPO.format("pushsum") + "test_papers_random_out_graph_matches_the_card_simulation",
+      TOPO.format("pushsum") + "test_measured_rate_of_a_fixed_matrix_is_its_slem")),
+    (5, "monotonicity of Theorem 1 / Corollary 1", "asserted", ("test_monotonicity_of_theorem_and_corollary",)),
+    (6, "K_u contradiction (Remark 1 vs Lemma 3)", "asserted",
+     ("test_corollary1_reference_values_and_K_u_trend",
+      "test_corollary1_with_lemma3_constants_grows_explosively_in_K_u"), "dfltheory claims dfedpgp",
+     "the bounds; the measured trend in K_u is the training claim `dfedpgp.K_u`"),
+    (7, "connectivity claim (Remark 2) comes from the diameter", "asserted",
+     ("test_remark2_neighbour_claim_comes_from_the_diameter_only",), "dfltheory claims dfedpgp",
+     "the bound; Fig. 3a's ordering in training is `dfedpgp.neighbours`"),
+    (8, "client-count claim: q falls as m grows", "asserted", ("test_lemma3_q_decreases_with_more_clients",),
+     "dfltheory claims dfedpgp", "the bound; Fig. 3b's ordering in training is `dfedpgp.clients`"),
+    (9, "no linear speed-up: m absent", "asserted",
+     ("test_no_client_count_and_topology_only_through_L_vu_at_leading_order",)),
+    (10, "topology in the leading term only through L_vu", "asserted",
+     ("test_no_client_count_and_topology_only_through_L_vu_at_leading_order",)),
+    (11, "Corollary dominates Theorem", "asserted", ("test_corollary_dominates_theorem",)),
+    (12, "rate -1/2 once T4/T5 hold", "asserted", ("test_explicit_bound_rate_at_corollary_step_sizes",)),
+    (13, "Lemma 2 as printed is false for K_u >= 34", "asserted", ("test_lemma2_counterexample_from_K_u_34",)),
+    (14, "learning-rate conditions vs the experiments", "asserted",
+     ("test_violations_of_the_cifar_setting", "test_violations_of_the_epoch_reading_and_column_stochastic_delta")),
+    (15, "T4 feasibility: minimal T", "asserted", ("test_T4_under_the_schedule_is_a_threshold_on_T",)),
+    (16, "table checks (Table 7 speed-ups, '-' entries, Table 4 = Table 1, 86.50 typo)", "asserted",
+     (CLAIMS_TEST + "test_table_arithmetic_dfedpgp",)),
+    (17, "training: (a) vs DFedAvg + fine-tuning, (b) personalization, (c) directed, (e) neighbours, (f) clients",
+     "training", (), "dfltheory claims dfedpgp", "(a) against DFedAvg + fine-tuning only, not the paper's other "
+     "baselines; (d) rounds to target and (g) Tiny-ImageNet are not run"),
+    (18, "which gradient to log (biased and de-biased)", "asserted",
+     (ENG + "test_dfedpgp_metrics_are_theorem_1s_quantities", QUANT + "test_dfedpgp_measures_theorem_1s_deltas")),
+]
+
 
 def register() -> None:
     """The claims into ``claims`` and the report, through the function a user's plugin calls."""
     from dfltheory.papers.dfedpgp import PAPER
     from dfltheory.verify.claims import register_claims
+    from dfltheory.verify.claims_index import register_card
 
     register_claims(PAPER, CLAIMS, base=BASE, rounds=ROUNDS, quantity=QUANTITY, deviations=DEVIATIONS,
                     setting=SETTING, origin=__name__)
+    register_card(card_items(PAPER, CARD), personal_metric=True, origin=__name__)

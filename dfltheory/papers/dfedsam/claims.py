@@ -5,6 +5,7 @@ quantity and the deviations every claim shares."""
 from __future__ import annotations
 
 from dfltheory.verify.claims import Claim, SYMMETRIC, Trend, arm
+from dfltheory.verify.claims_index import CLAIMS_TEST, ENG, HOLDS, PROP, card_items
 
 #: the paper's values (card §8); "decay" is its per-round factor, over its ``ROUNDS`` (rescaled to the run's rounds)
 BASE = {"decay": 0.998, "rho": 0.01, "Q": 4, "weight_decay": 5e-4, **SYMMETRIC}  # dfedsam.md §8
@@ -76,11 +77,57 @@ CLAIMS = (
           paper_setting="Fashion-MNIST (Fig. 2; its model not named)"),
 )
 
+#: the card's §10 testable claims (docs/claims.md): (number, claim, status, tests, command, note); a test named
+#: without its file is in tests/bounds/test_<paper>.py (:func:`dfltheory.verify.claims_index.card_items`)
+CARD = [
+    (1, "Phi identities and limits", "asserted", ("test_phi_identities",)),
+    (2, "Phi monotone in lambda, non-increasing in Q and m", "asserted", ("test_phi_monotone_and_bounded_below",)),
+    (3, "how lambda^Q enters; Phi(Q=4)/Phi(Q=1) reference ratios", "asserted",
+     ("test_phi_near_lambda_one", "test_phi_ratios_and_remark2_thresholds_on_reference_topologies")),
+    (4, "Remark 2 needs a large Q", "asserted", ("test_phi_ratios_and_remark2_thresholds_on_reference_topologies",)),
+    (5, "Lemma D.1 is tight", "asserted", ("test_lemma_d1_tight_and_tight_e3_factor",)),
+    (6, "Lemma E.3's ingredients", "asserted", ("test_lemma_d1_tight_and_tight_e3_factor",)),
+    (7, "Theorem 4.1 monotonicity", "asserted", ("test_theorem41_monotonicity",)),
+    (8, "the bound is minimised at rho = 0", "asserted", ("test_theorem41_minimised_at_rho_zero_and_its_floor",)),
+    (9, "floor with fixed rho", "asserted", ("test_theorem41_minimised_at_rho_zero_and_its_floor",)),
+    (10, "corollary rates", "asserted", ("test_derived_rates_are_the_leading_terms_of_the_parent",)),
+    (11, "learning-rate condition vs the experiments", "asserted",
+     ("test_experiments_violate_the_step_size_condition",)),
+    (12, "corollary eta compatible with the condition iff T >= 100 c^2 K", "asserted",
+     ("test_schedule_meets_step_size_condition_iff_T_large",)),
+    (13, "Remark 1's threshold", "asserted", ("test_remark1_threshold_is_not_derivable",)),
+    (14, "rho = 0 is DFedAvg; Q = 1 is DFedSAM; W = 11^T/m is FedSAM", "asserted",
+     (ENG + "test_reductions", CLAIMS_TEST + "test_dfedsam_with_the_averaging_matrix_is_full_participation_fedsam")),
+    (15, "average preservation for symmetric W; drift under random neighbours", "asserted",
+     (ENG + "test_gossip_with_symmetric_doubly_stochastic_W_keeps_the_mean_and_contracts",
+      PROP + "test_gossip_preserves_the_mean", "tests/verify/test_lemmas_on_runs.py::"
+      "test_dfedsam_mean_is_kept_by_symmetric_W_and_drifts_under_row_normalised_random_neighbours"), "",
+     "3 random in-neighbours, weights 1/4: gossip moves the mean by up to 0.53 times the local phase's move"),
+    (16, "MGS equals W^Q", "asserted",
+     ("tests/pep/test_worst_case.py::test_mgs_equals_one_gossip_with_W_power",
+      ENG + "test_vectorized_round_equals_per_client_reference",
+      "tests/empirical/test_reductions.py::test_dfedsam_mgs_with_resampling_is_a_product_of_Q_matrices")),
+    (17, "consensus error ordered ring > full and falling with Q", "training", (), "dfltheory claims dfedsam",
+     "ring and full only; the ratios to Phi are not fitted"),
+    (18, "Table 2 trend and the MGS gain shrinking with density", "training", (), "dfltheory claims dfedsam"),
+    (19, "Table 1: DFedSAM-MGS > DFedSAM > DFedAvg > D-PSGD", "training", (), "dfltheory claims dfedsam"),
+    (20, "SAM lowers the generalization gap", "asserted",
+     ("tests/empirical/test_sam_generalization.py::test_sam_does_not_lower_the_generalization_gap_at_this_scale",),
+     "", "found false at this scale (card §10.20, seed 001 L221-227): digits, 270 training images, 30 rounds: gap "
+     "DFedAvg 5.4 +- 0.8, DFedSAM rho = 0.01 5.6 +- 1.1, rho = 0.1 5.9 +- 0.6 points; the test asserts no decrease"),
+    (21, "Fig. 5: larger K converges faster (m, rho not run)", "training", (), "dfltheory claims dfedsam"),
+    (22, "min_t ||grad f(x_bar^t)||^2 against Theorem 4.1", "training",
+     (HOLDS + "test_quick_gives_every_main_theorem_a_verdict_with_a_number",),
+     "dfltheory verify dfedsam", "on problems with exact constants (docs/verify.md), not the paper's networks"),
+]
+
 
 def register() -> None:
     """The claims into ``claims`` and the report, through the function a user's plugin calls."""
     from dfltheory.papers.dfedsam import PAPER
     from dfltheory.verify.claims import register_claims
+    from dfltheory.verify.claims_index import register_card
 
     register_claims(PAPER, CLAIMS, base=BASE, rounds=ROUNDS, quantity=QUANTITY, deviations=DEVIATIONS,
                     setting=SETTING, origin=__name__)
+    register_card(card_items(PAPER, CARD), origin=__name__)

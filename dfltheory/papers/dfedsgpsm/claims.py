@@ -5,6 +5,7 @@ quantity and the deviations every claim shares."""
 from __future__ import annotations
 
 from dfltheory.verify.claims import Claim, PUSH_OUT, SYMMETRIC, arm
+from dfltheory.verify.claims_index import CLAIMS_TEST, ENG, PROP, TOPO, card_items
 
 #: the paper's values (card §8); "decay" is its per-round factor, over its ``ROUNDS`` (rescaled to the run's rounds)
 BASE = {"decay": 0.998, "rho": 0.1, "momentum": 0.9, **PUSH_OUT}  # dfedsgpsm.md §8 (MNIST)
@@ -55,11 +56,67 @@ CLAIMS = (
           paper_setting="CIFAR-10 and the CNN (Fig. 2a)", paper_rounds=500),
 )
 
+#: the card's §10 testable claims (docs/claims.md): (number, claim, status, tests, command, note); a test named
+#: without its file is in tests/bounds/test_<paper>.py (:func:`dfltheory.verify.claims_index.card_items`)
+CARD = [
+    (1, "Lemma 1 identity of the momentum local phase", "asserted", ("test_lemma1_identity_on_simulated_momentum",)),
+    (2, "K <= alpha_tilde < K/(1-alpha); printed first term below the proof's", "asserted",
+     ("test_alpha_tilde_closed_form_and_bounds", "test_printed_first_term_is_below_what_the_proof_gives")),
+    (3, "monotonicity of thm1_paper", "asserted", ("test_theorem1_monotonicity_signs",)),
+    (4, "momentum in the bound: interior minimiser vs none in the corrected reading", "asserted",
+     ("test_momentum_in_the_bound",)),
+    (5, "non-vanishing floor as T -> oo (0.03 L^2 at rho = 0.1)", "asserted", ("test_non_vanishing_floor_as_T_grows",)),
+    (6, "Corollary 1 rate Theta(T^-1/2) and its limit", "asserted", ("test_corollary1_exact_substitution_and_rate",)),
+    (7, "missing B^2 term in C_2", "asserted", ("test_corollary1_exact_substitution_and_rate",)),
+    (8, "learning-rate condition vs the experiments", "asserted",
+     ("test_experiment_settings_violate_the_step_size_conditions",)),
+    (9, "corollary horizon T > 64/delta^2", "asserted", ("test_lemma_corollary_remark_conditions",)),
+    (10, "descent-positivity L eta alpha_tilde < 1 not implied by eta < 1/(KL)", "asserted",
+     ("test_descent_condition_not_implied_by_papers_step_size",)),
+    (11, "Lemma 3 arithmetic", "asserted", ("test_lemma3_arithmetic_claims",)),
+    (12, "push-sum mass conservation", "asserted",
+     (ENG + "test_push_sum_weights_keep_their_sum_and_debias",
+      PROP + "test_push_sum_conserves_sums_and_debiased_values_reach_the_mean")),
+    (13, "push-sum de-biasing; the bias of naive averaging", "asserted",
+     (PROP + "test_push_sum_conserves_sums_and_debiased_values_reach_the_mean",
+      CLAIMS_TEST + "test_push_sum_without_its_weights_is_biased_on_the_papers_random_topology")),
+    (14, "delta facts (delta <= 1, = 1 doubly stochastic, ~0.07-0.10 at n = 100)", "asserted",
+     (TOPO.format("pushsum") + "test_papers_random_out_graph_matches_the_card_simulation",
+      TOPO.format("pushsum") + "test_measured_rate_of_a_fixed_matrix_is_its_slem")),
+    (15, "Remark 1 monotonicity; q_emp and delta_emp against the neighbour count", "asserted",
+     ("test_remark1_q_by_hand_and_monotone_in_delta_window", "tests/verify/test_lemmas_on_runs.py::"
+      "test_dfedsgpsm_measured_push_sum_constants_against_the_neighbour_count"), "",
+     "found in part false: q_emp falls and delta_emp rises with k = 10, 20, 30, 50, but the fitted C_emp does not "
+     "fall (17.3, 11.1, 13.1, 9.9), so Theorem 1 at the measured constants rises from k = 20 to 30 (card §10.15)"),
+    (16, "Lemma 4 plateau against measured max_i ||z_i - x_bar||", "asserted",
+     ("test_lemma4_decays_to_plateau", "tests/verify/test_lemmas_on_runs.py::"
+      "test_dfedsgpsm_lemma4_plateau_against_the_measured_spread"), "",
+     "synthetic-logistic, random 3-out: the measured spread is at most 0.025 of the bound"),
+    (17, "Lemma 3 drift on a synthetic problem", "asserted",
+     ("tests/verify/test_lemmas_on_runs.py::test_dfedsgpsm_lemma3_drift_on_a_run",), "",
+     "both C_1: bound / measured about 1e3 on synthetic-logistic"),
+    (18, "special cases: SGP (K = 1, alpha = rho = 0), DFedSGPM, OSGP", "asserted",
+     (ENG + "test_reductions", "test_asyng_reduction"), "",
+     "through DFedPGP with every layer shared, which equals both DFedSGPSM(rho = alpha = 0) and, at K = 1, SGP"),
+    (19, "effective step eta/w_i: stability vs the minimum weight", "asserted",
+     ("tests/verify/test_lemmas_on_runs.py::"
+      "test_dfedsgpsm_effective_step_is_eta_over_w_and_stability_against_the_minimum_weight",), "",
+     "the z-step is eta/w_i exactly; the stable eta L falls with w_min (2.0, 1.6, 0.7 at w_min = 1, 0.11, 0.031) "
+     "but stays 7-11 times the per-step prediction 2 w_min"),
+    (20, "Table 1 ordering: DFedSGPSM > SGP > D-PSGD", "training", (), "dfltheory claims dfedsgpsm"),
+    (21, "Table 2 increments: +momentum > 0, +SAM > 0, +selection ~ 0", "training", (), "dfltheory claims dfedsgpsm"),
+    (22, "Fig. 2: best alpha = 0.7 (rho, participation not run)", "training", (), "dfltheory claims dfedsgpsm"),
+    (23, "non-IID ordering Dir 0.3 <= Dir 0.6 <= IID in Table 1 (26 of 27)", "asserted",
+     (CLAIMS_TEST + "test_table_arithmetic_dfedsgpsm",), "", "the table's numbers; not re-run"),
+]
+
 
 def register() -> None:
     """The claims into ``claims`` and the report, through the function a user's plugin calls."""
     from dfltheory.papers.dfedsgpsm import PAPER
     from dfltheory.verify.claims import register_claims
+    from dfltheory.verify.claims_index import register_card
 
     register_claims(PAPER, CLAIMS, base=BASE, rounds=ROUNDS, quantity=QUANTITY, deviations=DEVIATIONS,
                     setting=SETTING, origin=__name__)
+    register_card(card_items(PAPER, CARD), origin=__name__)
