@@ -67,6 +67,7 @@ import numpy as np
 from dfltheory.plugins import Registry, builtin_papers, load_builtin
 from dfltheory.verify import stats
 from dfltheory.verify.holds import check_run_options, json_safe, pool_map, train_command
+from dfltheory.verify.records import ClaimResult
 
 TARGET_GRID = 0.01  # rounds-to-target: the target is the best accuracy every run reaches, rounded down to this
 TARGET_MIN = 0.3  # three times chance on 10 classes: below it the runs are not compared by their speed
@@ -859,7 +860,7 @@ def evaluate(claim: Claim, size: ClaimSize, results: Mapping[str, dict], device:
            "quantity": QUANTITY[claim.paper], "note": claim.note, "index": list(claim.index),
            "finding": claim.finding or claim.id, "m": size.m_large if claim.large else size.m,
            "eval_every": cfgs[0]["eval_every"], "deviations": deviations(claim, size, plan), "arms": arms}
-    return {**row, **verdicts(claim, arms)}
+    return ClaimResult.from_dict({**row, **verdicts(claim, arms)}).to_dict()  # the row's keys: ClaimResult's
 
 
 def verdicts(claim: Claim, arms: Sequence[Mapping]) -> dict:
