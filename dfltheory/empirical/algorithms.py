@@ -3,6 +3,14 @@ baselines are defined here, a paper's own algorithms (dfedsam, dfedsgpsm, ...) i
 ``dfltheory/papers/<id>/algorithms.py``; both are registered through :func:`register_algorithm` when the table is first
 read (:func:`dfltheory.plugins.load_builtin`).
 
+An algorithm that has a step program (:mod:`dfltheory.program`: dpsgd, dpsgd-atc, dfedavg, dfedavgm, sgp, dfedsam,
+dfedsam-mgs, dfedadmm, dfedadmm-sam, dfedsgpsm; dfedsgpsm-s's local rule) is derived from it (:func:`from_program`): the
+program is its one definition, and the hand-written rules it was built from before are the test oracle
+(:mod:`dfltheory.testing.handwritten`). The table entry maps the engine's hyper-parameter names to the program's
+(``momentum`` -> ``alpha``, ``lam`` -> ``lam_pen``) and keeps the Algorithm's other fields. The others (fedavg, fedprox,
+fedsam, scaffold: server rounds over sampled clients; dfedcata: its sequential schedule and the public code's clipping
+order; dfedpgp: the shared/personal split) are still built from the rules of :mod:`rules` and :mod:`communication`.
+
 | name          | local rule                                  | communication                  | source |
 |---------------|---------------------------------------------|--------------------------------|--------|
 | dpsgd         | one SGD step (K = 1) from x^t               | parallel_gossip(W): W x^t + (z - x^t) | Lian et al. 2017 Algorithm 1; cards dfedcata, dfedsgpsm §3.3 |
@@ -27,43 +35,17 @@ read (:func:`dfltheory.plugins.load_builtin`).
 
 from __future__ import annotations
 
+import math
 import re
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
-
-import torch
 
 from dfltheory.empirical import communication as C
 from dfltheory.empirical import rules as R
+from dfltheory.empirical.composed import Algorithm
+from dfltheory.empirical.program_rules import algorithm as program_algorithm
+from dfltheory.program import PROGRAMS
 from dfltheory.plugins import Registry, load_builtin
-
-
-@dataclass
-class Algorithm:
-    name: str
-    local: R.chain
-    comm: C.CommRule
-    participation: float = 1.0  # fraction of clients that train (and, centrally, communicate) per round
-    K: int | None = None  # forced number of local steps (D-PSGD: 1)
-    decentralized: bool = True
-    params: dict = field(default_factory=dict)
-    # x_bar(state, cstate) -> the average model the theory means; aux(...) -> {name: point} of auxiliary sequences
-    x_bar: Callable | None = None
-    aux: Callable | None = None
-    stochastic: str = "row"  # W must be row-stochastic (gossip) or column-stochastic (push-sum)
-    K_v: int = 0  # personal steps before the K shared ones (DFedPGP)
-    split: Callable | None = None  # FlatModel -> (d,) bool mask of the personal coordinates (DFedPGP)
-    topology: str | None = None  # the topology the communication rule redraws every round (DFedSGPSM-S)
-    unused: tuple[str, ...] = ()  # hyper-parameters given to :func:`make` that this algorithm does not read
-    hyper: dict = field(default_factory=dict)  # every hyper-parameter the factory read -> the value it took
-
-    def average(self, state, cstate) -> torch.Tensor:
-        return self.x_bar(state, cstate) if self.x_bar else state["x"].mean(0)
-
-    def client_models(self, state, shared: torch.Tensor | None = None) -> torch.Tensor:
-        """The clients' models: x, or the de-biased z = x / w under push-sum (on the ``shared`` coordinates)."""
-        return R.debias(state["x"], state.get("ps_weight"), shared)
 
 
 def decay_rule(hp: dict) -> list[R.Transform]:
@@ -85,12 +67,30 @@ def _server(hp: dict) -> C.CommRule:
     return C.server_average(hp.get("server_weights"))
 
 
+def check_range(name: str, value, low: float, high: float = math.inf, low_open: bool = False) -> None:
+    """ValueError unless ``low <= value < high`` (``low < value`` with ``low_open``): a hyper-parameter that the
+    program would take silently (a penalty of 0 divides by 0)."""
+    if not ((low < value) if low_open else (low <= value)) or not value < high:
+        interval = f"{'(' if low_open else '['}{low:g}, {high:g})"
+        raise ValueError(f"{name} must be in {interval}, got {value}; give a value in that interval")
+
+
+def from_program(program: str, name: str, hp: dict, given: dict | None = None, **fields) -> Algorithm:
+    """The algorithm ``name`` of the table derived from the step program ``program`` (:mod:`dfltheory.program`) at
+    the program's hyper-parameters ``given``, its direction followed by the run's :func:`extras` (read from
+    ``hp``); ``fields``: the Algorithm's other fields (``params``: the names the engine, the CLI and the cache
+    keys know)."""
+    from dfltheory.program import library  # noqa: F401  the built-in programs
+
+    return program_algorithm(PROGRAMS[program], given, name=name, extras=tuple(extras(hp)), **fields)
+
+
 def dpsgd(hp):
     """D-PSGD as Lian et al. 2017 wrote it (Algorithm 1; X_{k+1} = X_k W - gamma dF(X_k; xi_k)):
     x_i <- sum_l w_il x_l - eta grad F_i(x_i; xi_i), the gradient at the unmixed point, mixing and step in parallel
-    (:class:`~dfltheory.empirical.communication.parallel_gossip`; cards dfedcata §3.3, dfedsgpsm §3.3). With local
-    epochs one epoch, the papers' baseline setting (dfedsgpsm.md §8, seed 000 L275; dfedsam.md B.3)."""
-    return Algorithm("dpsgd", R.sgd(*extras(hp)), C.parallel_gossip(), K=1)
+    (program ``dpsgd``; cards dfedcata §3.3, dfedsgpsm §3.3). With local epochs one epoch, the papers' baseline
+    setting (dfedsgpsm.md §8, seed 000 L275; dfedsam.md B.3)."""
+    return from_program("dpsgd", "dpsgd", hp, params={})
 
 
 def dpsgd_atc(hp):
@@ -98,18 +98,19 @@ def dpsgd_atc(hp):
     stepped models (card dfedsam §3.3 [INTERP of the standard form]; DFedAvg with K = 1, the model the PEP's
     ``dpsgd`` and DFedSAM Theorem 4.1 at rho = 0 describe). ``dpsgd`` was this order before issue 32; its runs are
     this algorithm's, number for number."""
-    return Algorithm("dpsgd-atc", R.sgd(*extras(hp)), C.gossip(), K=1)
+    return from_program("dpsgd-atc", "dpsgd-atc", hp, params={})
 
 
 def dfedavg(hp):
     """K local SGD steps, then x_i^{t+1} = sum_l w_il x_{l,K}^t (card dfedadmm §3.3; DFedSAM with rho = 0)."""
-    return Algorithm("dfedavg", R.sgd(*extras(hp)), C.gossip())
+    return from_program("dfedavg", "dfedavg", hp, params={})
 
 
 def dfedavgm(hp):
-    """DFedAvg with local heavy-ball momentum (0.9 in all papers; card dfedsam §8)."""
-    return Algorithm("dfedavgm", R.sgd(R.momentum(hp.get("momentum", 0.9)), *extras(hp)), C.gossip(),
-                     params={"momentum": hp.get("momentum", 0.9)})
+    """DFedAvg with local heavy-ball momentum (0.9 in all papers; card dfedsam §8), the program's alpha."""
+    beta = hp.get("momentum", 0.9)
+    check_range("momentum", beta, 0.0, 1.0)
+    return from_program("dfedavgm", "dfedavgm", hp, {"alpha": beta}, params={"momentum": beta})
 
 
 def fedavg(hp):
@@ -141,8 +142,8 @@ def scaffold(hp):
 
 def sgp(hp):
     """SGP (Assran et al. 2019; card dfedsgpsm §3.3): one SGD step on x with the gradient at z = x/w (with local
-    epochs one epoch, the papers' setting, seed 000 L275), push-sum."""
-    return Algorithm("sgp", R.sgd(*extras(hp)), C.push_sum(), K=1, stochastic="column")
+    epochs one epoch, the papers' setting, seed 000 L275), push-sum (program ``sgp``)."""
+    return from_program("sgp", "sgp", hp, params={})
 
 
 #: the baselines the papers compare with (the papers' own algorithms are in dfltheory/papers/<id>/algorithms.py)
@@ -210,6 +211,18 @@ def register_algorithm(name: str, factory: Callable[[dict], Algorithm], *, origi
         raise ValueError(f"{where}algorithm {name!r}: participation={algo.participation!r} must be the fraction of "
                          "clients per round, in (0, 1]")
     ALGORITHMS[name] = factory
+
+
+def register_program(program, *, origin: str = "") -> None:
+    """Make the step program ``program`` an algorithm of ``train`` (:func:`register_algorithm`): its factory reads
+    the program's hyper-parameters from the run's options (``hp.get(name, default)``)."""
+
+    def factory(hp):
+        given = {k: hp.get(k, v) for k, v in program.params.items()}
+        return program_algorithm(program, {k: v for k, v in given.items() if v is not None},
+                                 fresh=bool(hp.get("fresh_gossip", False)))
+
+    register_algorithm(program.name, factory, origin=origin)
 
 
 def names() -> tuple[str, ...]:

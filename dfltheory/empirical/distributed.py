@@ -48,8 +48,10 @@ from dfltheory.empirical.communication import (CommContext, gossip, mix, multi_g
                                                push_sum)
 from dfltheory.empirical import rundir
 from dfltheory.empirical.engine import Engine
+from dfltheory.empirical.program_rules import ProgramComm
 
-SPLIT_RULES = (gossip, multi_gossip, push_sum, nesterov_extrapolation)  # push_sum covers loss_selected_push_sum
+# push_sum covers loss_selected_push_sum; a program's communication multiplies by W through ctx.mixer
+SPLIT_RULES = (gossip, multi_gossip, push_sum, nesterov_extrapolation, ProgramComm)
 
 
 def blocks(m: int, world: int) -> list[tuple[int, int]]:

@@ -6,19 +6,22 @@ engine applies x <- x - eta d), ``round_start`` restarts the slots reset every r
 program's. :class:`ProgramComm` is a :class:`~dfltheory.empirical.communication.CommRule` running its
 communication: ``ops.gossip`` multiplies by W (Q times), ``ops.push_sum`` by P with the weights w (``ps_weight``),
 ``ops.debias`` divides by w, ``ops.normalize`` is the row-wise g / (||g|| + EPS) of :class:`rules.sam`.
-:func:`algorithm` composes them into an :class:`~dfltheory.empirical.algorithms.Algorithm`; :func:`register` makes a
-program an algorithm of ``train``.
+:func:`algorithm` composes them into an :class:`~dfltheory.empirical.composed.Algorithm`;
+:func:`dfltheory.empirical.algorithms.register_program` makes a program an algorithm of ``train``.
 """
 
 from __future__ import annotations
+
+import math
 
 import torch
 
 from dfltheory.empirical import communication as C
 from dfltheory.empirical import rules as R
+from dfltheory.empirical.composed import Algorithm
 from dfltheory.program import Program
 
-__all__ = ["ProgramComm", "ProgramRule", "algorithm", "register"]
+__all__ = ["ProgramComm", "ProgramRule", "algorithm"]
 
 
 class _LocalOps:
@@ -77,27 +80,45 @@ def _initial(slot, x):
 
 
 class ProgramRule(R.Transform):
-    """The program's local rule (module docstring)."""
+    """The program's local rule (module docstring), then ``extras``: transforms of the engine's
+    :mod:`~dfltheory.empirical.rules` applied to the program's direction in order (weight decay, clipping: options of
+    a run, not of the algorithm)."""
 
-    def __init__(self, program: Program, params):
-        self.program, self.params, self.name = program, params, program.name
+    def __init__(self, program: Program, params, extras: tuple[R.Transform, ...] = ()):
+        self.program, self.params, self.name, self.extras = program, params, program.name, tuple(extras)
+        self._reset = tuple(s for s in program.slots if s.reset)
+        self._direction, self._round_end = program.direction, program.round_end
 
     def init(self, x):
-        return {s.name: _initial(s, x) for s in self.program.carried if s.name != "x"}
+        out = {s.name: _initial(s, x) for s in self.program.carried if s.name != "x"}
+        for t in self.extras:
+            out.update(t.init(x))
+        return out
 
     def round_start(self, ctx):
-        for s in self.program.slots:
-            if s.reset:
-                ctx.state[s.name] = _initial(s, ctx.x)
+        for s in self._reset:
+            ctx.state[s.name] = _initial(s, ctx.x)
+        for t in self.extras:
+            t.round_start(ctx)
 
     def direction(self, d, ctx):
-        return self.program.direction(_LocalOps(ctx), ctx.state, self.params)
+        d = self._direction(_LocalOps(ctx), ctx.state, self.params)
+        for t in self.extras:
+            d = t.direction(d, ctx)
+        return d
 
     def round_end(self, ctx):
-        self.program.round_end(_LocalOps(ctx), ctx.state, self.params)
-        for s in self.program.slots:
-            if s.reset:
-                del ctx.state[s.name]
+        self._round_end(_LocalOps(ctx), ctx.state, self.params)
+        for t in self.extras:
+            t.round_end(ctx)
+        for s in self._reset:
+            del ctx.state[s.name]
+
+    def phase(self, k, unit):
+        return tuple(t.phase(k, unit) for t in self.extras) or None
+
+    def __repr__(self):
+        return " -> ".join([self.name, *(t.name for t in self.extras)])
 
 
 class ProgramComm(C.CommRule):
@@ -126,38 +147,29 @@ class ProgramComm(C.CommRule):
 
 def _aux(program: Program, params):
     """The metric point p^t = x_bar^t + c (x_bar^t - x_bar^{t-1}) (the engine's auxiliary sequence; x_bar^{t-1} the
-    mean the engine kept before the round, which is also the mean of a ``prev`` slot)."""
+    mean the engine kept before the round, which is also the mean of a ``prev`` slot); none where c is not finite
+    (DFedADMM's gamma = 0)."""
     metric = program.metric
 
     def aux(xbar, xbar_prev, cstate, lr, K):
         c = metric.coefficient(type(params)(params, eta=lr, K=K))
+        if not math.isfinite(c):
+            return {}
         return {metric.name: xbar + c * (xbar - xbar_prev) if c else xbar.clone()}
 
     return aux
 
 
-def algorithm(program: Program, params=None, *, fresh: bool = False):
+def algorithm(program: Program, params=None, /, *, fresh: bool = False, name: str | None = None,
+              extras: tuple[R.Transform, ...] = (), **fields):
     """The engine's :class:`~dfltheory.empirical.algorithms.Algorithm` of ``program`` at ``params`` (a dict of the
-    program's hyper-parameters; the program's defaults fill in the others)."""
-    from dfltheory.empirical.algorithms import Algorithm
-
+    program's hyper-parameters; the program's defaults fill in the others), named ``name`` (default the program's),
+    its direction followed by the transforms ``extras``; ``fields`` set the Algorithm's other fields (``params``,
+    ``K_v``, ``split``, ...) over the ones the program gives (K, stochastic, x_bar, aux)."""
     p = program.bind(**(params or {}))
     slot = program.metric.slot
     x_bar = None if slot == "x" else (lambda state, cstate: state[slot].mean(0))
-    return Algorithm(program.name, ProgramRule(program, p),
-                     ProgramComm(program, p, fresh), K=program.K, params=dict(p),
-                     stochastic="column" if program.mixing == "push-sum" else "row", x_bar=x_bar,
-                     aux=_aux(program, p) if program.metric.name != "x_bar" else None)
-
-
-def register(program: Program, *, origin: str = "") -> None:
-    """Make ``program`` an algorithm of ``train`` (``dfltheory.empirical.algorithms.register_algorithm``): its factory
-    reads the program's hyper-parameters from the run's options (``hp.get(name, default)``)."""
-    from dfltheory.empirical.algorithms import register_algorithm
-
-    def factory(hp):
-        given = {k: hp.get(k, v) for k, v in program.params.items()}
-        return algorithm(program, {k: v for k, v in given.items() if v is not None},
-                         fresh=bool(hp.get("fresh_gossip", False)))
-
-    register_algorithm(program.name, factory, origin=origin)
+    given = dict(K=program.K, params=dict(p), stochastic="column" if program.mixing == "push-sum" else "row",
+                 x_bar=x_bar, aux=_aux(program, p) if program.metric.name != "x_bar" else None)
+    return Algorithm(name or program.name, ProgramRule(program, p, extras), ProgramComm(program, p, fresh),
+                     **{**given, **fields})

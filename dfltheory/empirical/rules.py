@@ -112,7 +112,7 @@ class sam(Transform):
     def direction(self, d, ctx):
         z = ctx.point
         g = ctx.grad(z)
-        return ctx.grad(z + self.rho * g / (_row_norm(g) + EPS))
+        return ctx.grad(z + self.rho * (g / (_row_norm(g) + EPS)))  # rho (g/||g||): the programs' ops.normalize
 
 
 class weight_decay(Transform):

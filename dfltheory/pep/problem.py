@@ -171,7 +171,7 @@ def register_program(program, *, theorem: str | None = None, metric: str | None 
                          f"{metric!r}; declare Metric({metric!r}, ...)")
     _check_theorem(name, program.metric.kind, theorem, where)
     from dfltheory.empirical.algorithms import ALGORITHMS as TRAINED
-    from dfltheory.empirical.program_rules import register as train_rules
+    from dfltheory.empirical.algorithms import register_program as train_rules
     from dfltheory.program import PROGRAMS
 
     if name in PROGRAMS or name in TRAINED:  # checked before anything is written: no half-registered program

@@ -11,14 +11,26 @@ names: ``Q`` gossip steps, ``rho`` SAM radius, ``lam_pen`` penalty (DFedADMM's l
 
 from __future__ import annotations
 
+import math
+
 from dfltheory.program import PROGRAMS, Metric, Program, Slot, register_program
 
 __all__ = ["BUILT_IN", "admm_gamma"]
 
 
 def admm_gamma(eta: float, lam_pen: float, K) -> float:
-    """gamma = 1 - (1 - eta/lam_pen)^K (card dfedadmm §5.4, eq. (7)); w^t's coefficient is (1 - gamma)/gamma."""
-    return 1.0 - (1.0 - eta / lam_pen) ** K
+    """gamma = 1 - (1 - eta/lam_pen)^K (card dfedadmm §5.4, eq. (7)); w^t's coefficient is (1 - gamma)/gamma. With
+    local epochs K is the clients' mean step count; where 1 - eta/lam_pen < 0 its power needs an integer K, so K is
+    rounded there (a real number, never a complex one)."""
+    base = 1.0 - eta / lam_pen
+    return 1.0 - base ** (K if base >= 0 else round(K))
+
+
+def admm_extrapolation(p) -> float:
+    """(1 - gamma)/gamma, w^t's coefficient (card dfedadmm §2, §6.1 Lemma 9, seed 004 L593-604); inf at gamma = 0
+    (no w^t: eta = 0)."""
+    gamma = admm_gamma(p.eta, p.lam_pen, p.K)
+    return (1 - gamma) / gamma if gamma else math.inf
 
 
 def _oracle(normalized: bool):
@@ -109,8 +121,7 @@ def _sam_queries(p):
 X_BAR = Metric("min")
 DUAL = Slot("dual", init="zero", kind="vector", symbol="ghat")
 MOMENTUM = Slot("momentum", init="zero", kind="vector", reset=True)
-ADMM_METRIC = Metric("average", extrapolation=lambda p: (1 - admm_gamma(p.eta, p.lam_pen, p.K)) /
-                     admm_gamma(p.eta, p.lam_pen, p.K), name="w",
+ADMM_METRIC = Metric("average", extrapolation=admm_extrapolation, name="w",
                      text="w^t = x_bar^t + ((1-gamma)/gamma)(x_bar^t - x_bar^{t-1})")
 PUSH_METRIC = Metric("average", text="x_bar^t, the numerators' mean")
 

@@ -479,9 +479,7 @@ def test_a_momentum_buffer_reset_every_round_is_not_kept_between_rounds(data, na
 def test_dfedadmm_auxiliary_point_is_real_below_lambda_equal_eta_with_a_mean_step_count():
     """With local epochs K is the clients' mean step count (not an integer); at lam < eta the base 1 - eta/lam of
     gamma = 1 - (1 - eta/lam)^K is negative, and a fractional power of it would be complex: K is rounded there."""
-    from dfltheory.papers.dfedadmm.algorithms import _admm_aux
-
-    aux = _admm_aux(0.05)
+    aux = A.make("dfedadmm", lam=0.05).aux
     w = aux(torch.ones(3), torch.zeros(3), {}, 0.1, 7.3)["w"]  # base -1, K -> 7, gamma 2: w = 1 - 1/2
     assert w.dtype == torch.float32 and torch.allclose(w, torch.full((3,), 0.5))
     assert torch.allclose(aux(torch.ones(3), torch.zeros(3), {}, 0.01, 2.5)["w"],

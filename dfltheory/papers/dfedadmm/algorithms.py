@@ -1,44 +1,24 @@
-"""The algorithms of DFedADMM and DFedADMM-SAM (primal-dual local steps on the augmented Lagrangian, then gossip):
-each a local rule composed with a communication rule, read like the paper's pseudocode (the table of
-:mod:`dfltheory.empirical.algorithms` lists them with their sources)."""
+"""The algorithms of DFedADMM and DFedADMM-SAM (primal-dual local steps on the augmented Lagrangian, then gossip),
+derived from their step programs (:mod:`dfltheory.program`; the table of :mod:`dfltheory.empirical.algorithms` lists
+them with their sources). The engine's ``lam`` is the programs' penalty ``lam_pen``."""
 
 from __future__ import annotations
 
-from dfltheory.empirical import communication as C
-from dfltheory.empirical import rules as R
-from dfltheory.empirical.algorithms import Algorithm, extras
-
-
-def _oracle(rho: float | None) -> R.Transform:
-    return R.sam(rho) if rho is not None else R.gradient()
-
-
-def _admm_aux(lam: float):
-    """w^t = x_bar^t + ((1 - gamma)/gamma)(x_bar^t - x_bar^{t-1}), gamma = 1 - (1 - eta/lam)^K.
-
-    Card dfedadmm §2 and §6.1 (Lemma 9, seed 004 L593-604). With local epochs K is the clients' mean step count;
-    where 1 - eta/lam < 0 (lam < eta) its power needs an integer K, so K is rounded there (a real number, never a
-    complex one).
-    """
-
-    def aux(xbar, xbar_prev, cstate, lr, K):
-        base = 1.0 - lr / lam
-        gamma = 1.0 - base ** (K if base >= 0 else round(K))
-        if gamma == 0:
-            return {}
-        return {"w": xbar + (1.0 - gamma) / gamma * (xbar - xbar_prev)}
-
-    return aux
+from dfltheory.empirical.algorithms import check_range, from_program
 
 
 def _dfedadmm(name, rho, hp):
     lam = hp.get("lam", 0.1)
-    return Algorithm(name, R.chain(_oracle(rho), R.admm_dual(lam), *extras(hp)), C.gossip(),
-                     params={"lam": lam, "rho": rho}, aux=_admm_aux(lam))
+    check_range("the ADMM penalty lam", lam, 0.0, low_open=True)
+    given = {"lam_pen": lam} if rho is None else {"lam_pen": lam, "rho": rho}
+    if rho is not None:
+        check_range("rho", rho, 0.0)
+    return from_program(name, name, hp, given, params={"lam": lam, "rho": rho})
 
 
 def dfedadmm(hp):
-    """Seed 004 Algorithm 1: x <- x - eta(g - ghat + (x - x^t)/lam); ghat, z = x_K - lam ghat_old; X^{t+1} = W Z."""
+    """Seed 004 Algorithm 1: x <- x - eta(g - ghat + (x - x^t)/lam); ghat, z = x_K - lam ghat_old; X^{t+1} = W Z;
+    measured at w^t (card dfedadmm §2, §6.1)."""
     return _dfedadmm("dfedadmm", None, hp)
 
 

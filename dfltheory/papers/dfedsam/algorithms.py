@@ -1,25 +1,27 @@
-"""The algorithms of DFedSAM (K SAM steps, one gossip step) and DFedSAM-MGS (Q gossip steps): each a local rule
-composed with a communication rule, read like the paper's pseudocode (the table of
-:mod:`dfltheory.empirical.algorithms` lists them with their sources)."""
+"""The algorithms of DFedSAM (K SAM steps, one gossip step) and DFedSAM-MGS (Q gossip steps), derived from the
+step program ``dfedsam`` (:mod:`dfltheory.program`; the table of :mod:`dfltheory.empirical.algorithms` lists them
+with their sources)."""
 
 from __future__ import annotations
 
-from dfltheory.empirical import communication as C
-from dfltheory.empirical import rules as R
-from dfltheory.empirical.algorithms import Algorithm, extras
+from dfltheory.empirical.algorithms import check_range, from_program
 
 
 def dfedsam(hp):
     """Algorithm 1 with Q = 1: y <- y - eta grad F(y + rho g/||g||) (eq. (3)); X^{t+1} = W Z^t (eq. (4))."""
     rho = hp.get("rho", 0.01)
-    return Algorithm("dfedsam", R.chain(R.sam(rho), *extras(hp)), C.gossip(), params={"rho": rho})
+    check_range("rho", rho, 0.0)
+    return from_program("dfedsam", "dfedsam", hp, {"rho": rho}, params={"rho": rho})
 
 
 def dfedsam_mgs(hp):
-    """Algorithm 1 with Q gossip steps replacing eq. (4): X^{t+1} = W^Q Z^t (eq. (5), (14); card §3.1)."""
+    """Algorithm 1 with Q gossip steps replacing eq. (4): X^{t+1} = W^Q Z^t (eq. (5), (14); card §3.1); a fresh W
+    per gossip step with ``fresh_gossip`` (the experiments' protocol, seed 001 L307)."""
     rho, Q = hp.get("rho", 0.01), hp.get("Q", 4)
-    return Algorithm("dfedsam-mgs", R.chain(R.sam(rho), *extras(hp)),
-                     C.multi_gossip(Q, fresh=hp.get("fresh_gossip", False)), params={"rho": rho, "Q": Q})
+    check_range("rho", rho, 0.0)
+    check_range("Q (gossip steps per round)", Q, 1)
+    return from_program("dfedsam", "dfedsam-mgs", hp, {"rho": rho, "Q": Q}, params={"rho": rho, "Q": Q},
+                        fresh=bool(hp.get("fresh_gossip", False)))
 
 
 def register() -> None:

@@ -1,22 +1,25 @@
-"""The algorithms of DFedSGPSM (push-sum + SAM + local momentum) and DFedSGPSM-S (out-neighbours drawn from the
-losses): each a local rule composed with a communication rule, read like the paper's pseudocode (the table of
-:mod:`dfltheory.empirical.algorithms` lists them with their sources)."""
+"""The algorithms of DFedSGPSM (push-sum + SAM + local momentum), derived from the step program ``dfedsgpsm``
+(:mod:`dfltheory.program`), and DFedSGPSM-S (out-neighbours drawn from the losses: the same local rule, its
+communication the hand-written ``loss_selected_push_sum``, which the program algebra has no step for yet). The
+table of :mod:`dfltheory.empirical.algorithms` lists them with their sources; the engine's ``momentum`` is the
+program's ``alpha``."""
 
 from __future__ import annotations
 
 from dataclasses import replace
 
 from dfltheory.empirical import communication as C
-from dfltheory.empirical import rules as R
-from dfltheory.empirical.algorithms import Algorithm, extras
+from dfltheory.empirical.algorithms import check_range, from_program
 
 
 def dfedsgpsm(hp):
     """Card dfedsgpsm §3.1 (seed 000 L80-108): K steps x <- x - eta v, v <- alpha v + SAM grad at z = x/w
     (momentum reset each round), then push-sum x <- P x, w <- P w with a column-stochastic P."""
     rho, alpha = hp.get("rho", 0.1), hp.get("momentum", 0.9)
-    return Algorithm("dfedsgpsm", R.chain(R.sam(rho), R.momentum(alpha), *extras(hp)), C.push_sum(),
-                     params={"rho": rho, "momentum": alpha}, stochastic="column")
+    check_range("rho", rho, 0.0)
+    check_range("momentum", alpha, 0.0, 1.0)
+    return from_program("dfedsgpsm", "dfedsgpsm", hp, {"rho": rho, "alpha": alpha},
+                        params={"rho": rho, "momentum": alpha})
 
 
 def dfedsgpsm_s(hp):

@@ -1,0 +1,124 @@
+"""The hand-written algorithms: the TEST ORACLE of the program-derived algorithm table, never a training path.
+
+Before issue 35 item 2 each algorithm below was built from the hand-written rules of
+:mod:`dfltheory.empirical.rules` and :mod:`dfltheory.empirical.communication`; the table
+(:mod:`dfltheory.empirical.algorithms`, ``dfltheory/papers/<id>/algorithms.py``) now derives them from their step
+programs (:mod:`dfltheory.program`). Here they stay, written as they were, so that ``tests/empirical/test_program.py``
+can hold the derived rounds equal to these to 1e-12 in float64. :data:`ORACLES` maps an algorithm's name to its
+hand-written factory ``hp -> Algorithm`` (the same hyper-parameters, read with the same defaults).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from dfltheory.empirical import communication as C
+from dfltheory.empirical import rules as R
+from dfltheory.empirical.algorithms import Algorithm, extras
+
+__all__ = ["ORACLES", "admm_aux", "make"]
+
+
+def admm_aux(lam: float):
+    """w^t = x_bar^t + ((1 - gamma)/gamma)(x_bar^t - x_bar^{t-1}), gamma = 1 - (1 - eta/lam)^K.
+
+    Card dfedadmm §2 and §6.1 (Lemma 9, seed 004 L593-604). With local epochs K is the clients' mean step count;
+    where 1 - eta/lam < 0 (lam < eta) its power needs an integer K, so K is rounded there.
+    """
+
+    def aux(xbar, xbar_prev, cstate, lr, K):
+        base = 1.0 - lr / lam
+        gamma = 1.0 - base ** (K if base >= 0 else round(K))
+        if gamma == 0:
+            return {}
+        return {"w": xbar + (1.0 - gamma) / gamma * (xbar - xbar_prev)}
+
+    return aux
+
+
+def dpsgd(hp):
+    """Lian et al. 2017 Algorithm 1: mixing and one SGD step in parallel from x^t (parallel_gossip)."""
+    return Algorithm("dpsgd", R.sgd(*extras(hp)), C.parallel_gossip(), K=1)
+
+
+def dpsgd_atc(hp):
+    """One SGD step, then gossip of the stepped models (card dfedsam §3.3)."""
+    return Algorithm("dpsgd-atc", R.sgd(*extras(hp)), C.gossip(), K=1)
+
+
+def dfedavg(hp):
+    """K local SGD steps, then x_i^{t+1} = sum_l w_il x_{l,K}^t (card dfedadmm §3.3)."""
+    return Algorithm("dfedavg", R.sgd(*extras(hp)), C.gossip())
+
+
+def dfedavgm(hp):
+    """DFedAvg with local heavy-ball momentum, reset every round (card dfedsam §3.3, §8)."""
+    return Algorithm("dfedavgm", R.sgd(R.momentum(hp.get("momentum", 0.9)), *extras(hp)), C.gossip(),
+                     params={"momentum": hp.get("momentum", 0.9)})
+
+
+def sgp(hp):
+    """SGP (card dfedsgpsm §3.3): one SGD step on x with the gradient at z = x/w, push-sum."""
+    return Algorithm("sgp", R.sgd(*extras(hp)), C.push_sum(), K=1, stochastic="column")
+
+
+def dfedsam(hp):
+    """seed 001 eq. (3), (4): K SAM steps, one gossip step."""
+    rho = hp.get("rho", 0.01)
+    return Algorithm("dfedsam", R.chain(R.sam(rho), *extras(hp)), C.gossip(), params={"rho": rho})
+
+
+def dfedsam_mgs(hp):
+    """seed 001 eq. (5), (14): K SAM steps, Q gossip steps (a fresh W per step with ``fresh_gossip``)."""
+    rho, Q = hp.get("rho", 0.01), hp.get("Q", 4)
+    return Algorithm("dfedsam-mgs", R.chain(R.sam(rho), *extras(hp)),
+                     C.multi_gossip(Q, fresh=hp.get("fresh_gossip", False)), params={"rho": rho, "Q": Q})
+
+
+def _dfedadmm(name, rho, hp):
+    lam = hp.get("lam", 0.1)
+    oracle = R.sam(rho) if rho is not None else R.gradient()
+    return Algorithm(name, R.chain(oracle, R.admm_dual(lam), *extras(hp)), C.gossip(),
+                     params={"lam": lam, "rho": rho}, aux=admm_aux(lam))
+
+
+def dfedadmm(hp):
+    """Seed 004 Algorithm 1: x <- x - eta(g - ghat + (x - x^t)/lam); ghat, z = x_K - lam ghat_old; X^{t+1} = W Z."""
+    return _dfedadmm("dfedadmm", None, hp)
+
+
+def dfedadmm_sam(hp):
+    """DFedADMM with the SAM gradient (box lines 10-13)."""
+    return _dfedadmm("dfedadmm-sam", hp.get("rho", 0.1), hp)
+
+
+def dfedsgpsm(hp):
+    """Card dfedsgpsm §3.1: K SAM + heavy-ball steps at z = x/w (momentum reset each round), then push-sum."""
+    rho, alpha = hp.get("rho", 0.1), hp.get("momentum", 0.9)
+    return Algorithm("dfedsgpsm", R.chain(R.sam(rho), R.momentum(alpha), *extras(hp)), C.push_sum(),
+                     params={"rho": rho, "momentum": alpha}, stochastic="column")
+
+
+def dfedsgpsm_s(hp):
+    """DFedSGPSM-S (card dfedsgpsm §3.2): DFedSGPSM with P(t) drawn from the clients' losses."""
+    return replace(dfedsgpsm(hp), name="dfedsgpsm-s", comm=C.loss_selected_push_sum(), topology="neighbour-selection")
+
+
+#: algorithm name -> its hand-written factory (the oracle of the program-derived one)
+ORACLES = {"dpsgd": dpsgd, "dpsgd-atc": dpsgd_atc, "dfedavg": dfedavg, "dfedavgm": dfedavgm, "sgp": sgp,
+           "dfedsam": dfedsam, "dfedsam-mgs": dfedsam_mgs, "dfedadmm": dfedadmm, "dfedadmm-sam": dfedadmm_sam,
+           "dfedsgpsm": dfedsgpsm, "dfedsgpsm-s": dfedsgpsm_s}
+
+
+def make(name: str, **hp) -> Algorithm:
+    """The hand-written ``name`` at ``hp``, with the ``hyper`` and ``unused`` fields
+    :func:`dfltheory.empirical.algorithms.make` gives the table's."""
+    from dfltheory.empirical.algorithms import _Reads
+
+    if name not in ORACLES:
+        raise ValueError(f"no hand-written oracle of {name!r}; choose one of {', '.join(ORACLES)}")
+    given = _Reads({k: v for k, v in hp.items() if v is not None})
+    algo = ORACLES[name](given)
+    algo.unused = tuple(sorted(set(given) - set(given.read)))
+    algo.hyper = dict(given.read)
+    return algo
