@@ -30,6 +30,10 @@ def closed_ends(low_open: bool, high_open: bool) -> str:
     return CLOSED[2 * low_open + high_open]
 
 
+def _with_meaning(allowed: str, meaning: str) -> str:
+    return f"{allowed} ({meaning})" if meaning else allowed
+
+
 def _end(x) -> str:
     return str(x) if isinstance(x, int) else f"{x:g}"  # a seed's 4294967295 in full, a float as 0.998
 
@@ -91,10 +95,12 @@ class Interval:
             return f"{'<' if self.high_open else '<='} {_end(self.high)}"
         return f"in {self.brackets()}"
 
+    def allowed(self) -> str:
+        """'a finite number > 0', 'an integer in [0, 9]': the values, without their meaning."""
+        return " ".join(filter(None, ("an integer" if self.integer else "a finite number", self.range_text())))
+
     def describe(self) -> str:
-        what = "an integer" if self.integer else "a finite number"
-        text = " ".join(filter(None, (what, self.range_text())))
-        return f"{text} ({self.meaning})" if self.meaning else text
+        return _with_meaning(self.allowed(), self.meaning)
 
 
 @dataclass(frozen=True)
@@ -107,8 +113,11 @@ class Options:
     def accepts(self, value) -> bool:
         return value in self.values
 
+    def allowed(self) -> str:
+        return f"one of {self.values}"
+
     def describe(self) -> str:
-        return f"one of {self.values}" + (f" ({self.meaning})" if self.meaning else "")
+        return _with_meaning(self.allowed(), self.meaning)
 
 
 @dataclass(frozen=True)
@@ -122,8 +131,11 @@ class OfType:
     def accepts(self, value) -> bool:
         return isinstance(value, self.kind)
 
+    def allowed(self) -> str:
+        return self.text
+
     def describe(self) -> str:
-        return f"{self.text} ({self.meaning})" if self.meaning else self.text
+        return _with_meaning(self.allowed(), self.meaning)
 
 
 def refusal(name: str, value, constraint, fix: str = "") -> ValueError:

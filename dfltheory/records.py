@@ -68,8 +68,14 @@ def schema_rows(cls) -> list[tuple[str, str, str]]:
     return [(f.name, str(f.type), f.metadata.get("doc", "")) for f in fields(cls)]
 
 
-def schema_table(cls) -> str:
-    """The Markdown table of record ``cls``: one row per key with its type and doc."""
-    lines = ["| key | type | meaning |", "|---|---|---|"]
-    lines += [f"| `{name}` | `{kind}` | {doc} |".replace(" | None`", " \\| None`") for name, kind, doc in schema_rows(cls)]
+def schema_table(cls, allowed: dict | None = None) -> str:
+    """The Markdown table of record ``cls``: one row per key with its type and doc, and with ``allowed`` (key -> a
+    constraint of :mod:`dfltheory.constraints`) a column of the values each key takes."""
+    head = ["key", "type", "meaning"] + (["allowed"] if allowed else [])
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for name, kind, doc in schema_rows(cls):
+        cells = [f"`{name}`", f"`{kind}`".replace(" | None`", " \\| None`"), doc]
+        if allowed:
+            cells.append(allowed[name].allowed() if name in allowed else "")
+        lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"

@@ -59,3 +59,9 @@ def test_within_is_elementwise_on_arrays():
 def test_a_bad_declaration_is_refused():
     with pytest.raises(ValueError, match="closed='open' is not one of"):
         Interval(0, 1, "open")
+
+
+def test_allowed_is_the_values_without_their_meaning():
+    assert Interval(0, 1, "right", meaning="a fraction").allowed() == "a finite number in (0, 1]"
+    assert Options(("a", "b"), "a mode").allowed() == "one of ('a', 'b')"
+    assert OfType(bool, "True or False", "a flag").allowed() == "True or False"
