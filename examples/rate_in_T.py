@@ -4,7 +4,7 @@ Corollary 4.1.1 of seed 001 runs DFedSAM with eta = c/(L sqrt(K T)) and rho = r/
 min_t E||grad f(x_bar^t)||^2 = O(1/sqrt(K T)). For each horizon T this trains DFedSAM with that schedule on a
 least-squares problem with exact constants (ring of n clients) and fits the slope in log T of the measured
 min_t ||grad f(x_bar^t)||^2 against the bound's (``dfedsam.cor4.1.1.derived``) and the stated -1/2
-(:func:`dfltheory.verify.dfedsam_least_squares.rate_in_T`); writes ``rate_in_T.png`` and ``rate_in_T.json``.
+(:func:`dfltheory.verify.worked_example.rate_in_T`, DFedSAM's plan's worked example); writes ``rate_in_T.png`` and ``rate_in_T.json``.
 
     .venv/bin/python examples/rate_in_T.py [--n 16] [--T 25 50 100 200 400 800] [--out runs/rate_in_T]
 
@@ -20,7 +20,8 @@ from pathlib import Path
 
 from dfltheory.figures import plot_rate_in_T
 from dfltheory.figures.axes import save_figure
-from dfltheory.verify.dfedsam_least_squares import rate_in_T
+from dfltheory.verify.plans import plans
+from dfltheory.verify.worked_example import rate_in_T
 
 
 def main(argv=None) -> None:
@@ -31,7 +32,7 @@ def main(argv=None) -> None:
     p.add_argument("--out", default="runs/rate_in_T")
     args = p.parse_args(argv)
     out = Path(args.out)
-    res = rate_in_T(out, n=args.n, horizons=args.T, r=args.r)
+    res = rate_in_T(plans()["dfedsam"].example, out, n=args.n, horizons=args.T, r=args.r)
     local = [("", "")] + [(f"{m:.2f}", f"{b:.2f}") for m, b in zip(*res["local_slopes"].values())]
     for row, (m, b) in zip(res["rows"], local):
         print(f"T = {row['T']:>5}  eta = {row['eta']:.3g}  measured = {row['measured']:.4g}  bound = {row['bound']:.4g}"

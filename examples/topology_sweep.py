@@ -2,7 +2,7 @@
 
 DFedSAM (and DFedSAM-MGS with Q gossip steps) on a least-squares problem whose L, sigma_g, sigma_l and f* are
 exact, on ring, torus, exponential and complete graphs of n clients, at the largest step size the theorem
-admits (:func:`dfltheory.verify.dfedsam_least_squares.topology_sweep`). Prints the measured min_t ||grad f(x_bar^t)||^2
+admits (:func:`dfltheory.verify.worked_example.topology_sweep`). Prints the measured min_t ||grad f(x_bar^t)||^2
 and the bound, each relative to the complete graph; writes ``topology_sweep.png`` and ``topology_sweep.json``.
 
     .venv/bin/python examples/topology_sweep.py [--n 16] [--rounds 100] [--out runs/topology_sweep]
@@ -19,7 +19,8 @@ from pathlib import Path
 
 from dfltheory.figures import plot_topology_sweep
 from dfltheory.figures.axes import save_figure
-from dfltheory.verify.dfedsam_least_squares import topology_sweep
+from dfltheory.verify.plans import plans
+from dfltheory.verify.worked_example import topology_sweep
 
 
 def main(argv=None) -> None:
@@ -29,7 +30,7 @@ def main(argv=None) -> None:
     p.add_argument("--out", default="runs/topology_sweep")
     args = p.parse_args(argv)
     out = Path(args.out)
-    res = topology_sweep(out, n=args.n, rounds=args.rounds)
+    res = topology_sweep(plans()["dfedsam"].example, out, n=args.n, rounds=args.rounds)
     print(f"eta = {res['eta']:.4g} (the largest {res['theorem']} admits), T = {res['rounds']}")
     print(f"{'topology':<12} {'Q':>2} {'lambda':>8} {'measured':>10} {'consensus':>10} {'bound':>10} "
           f"{'measured / full':>16} {'bound / full':>13}")

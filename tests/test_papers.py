@@ -31,22 +31,6 @@ EXCEPTIONS: dict[tuple[str, str | None], str] = {
         "the PEP models' theorems (which variant of which theorem covers a model, and each variant's terms at the "
         "PEP's settings): pep sits below the papers and cannot read their plans; the models are being rewritten as "
         "step programs (dfltheory.program) by another engineer, and move with them",
-    ("dfltheory/verify/dfedsam_least_squares.py", None):
-        "the report's worked example (DFedSAM on least squares with exact constants; report_data and examples/ "
-        "import it): verify may not import the papers' folders, so it stays until the report reads its examples "
-        "from the papers",
-    ("dfltheory/verify/report_data.py", "dfedsam.thm4.1"): "the same worked example (training_section)",
-    ("dfltheory/verify/report_data.py", "dfedsam"):
-        "the same worked example: the report's training stage runs only when DFedSAM is among its papers",
-    ("dfltheory/figures/report.py", "dfedsam.thm4.1"):
-        "the report's first figure, DFedSAM's Theorem 4.1 against the spectral gap: one theorem chosen as the "
-        "report's illustration",
-    ("dfltheory/verify/report_data.py", "dfedpgp"):
-        "run_values: the algorithm dfedpgp's K is its theorems' K_u (an algorithm's name, not the paper's; its "
-        "pull variant is read with K, as before)",
-    ("dfltheory/verify/report_data.py", "dfedadmm"):
-        "CERTIFICATE_CASES: the PEP model 'dfedadmm' (an algorithm) in the report's certificate table, in the "
-        "report's order; the PEP models are being rewritten by another engineer",
 }
 
 

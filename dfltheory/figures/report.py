@@ -29,29 +29,29 @@ def _spectral_gap_figure():
     return ax
 
 
-def _bound_vs_gap_figure():
-    """DFedSAM's Theorem 4.1 for Q = 1, 2, 4 against the spectral gap, the papers' topologies marked, and its
-    terms at Q = 1."""
+def _bound_vs_gap_figure(example):
+    """The worked example's theorem (:class:`~dfltheory.verify.worked_example.WorkedExample`) for Q = 1, 2, 4
+    against the spectral gap at its ``illustration`` values, the papers' topologies marked, and its terms at Q = 1."""
     import matplotlib.pyplot as plt
     import numpy as np
 
     from dfltheory.bounds import get
     from dfltheory.topology import analyze
 
-    thm = get("dfedsam.thm4.1")
-    values = dict(eta=1e-3, K=5, T=1000, L=1.0, rho=0.01, sigma_l=1.0, sigma_g=1.0, B=1.0, m=100,
-                  f0_minus_fstar=2.3)
+    thm = get(example.theorem)
+    values = dict(example.illustration)
     gaps = np.logspace(-4, 0, 300)
     fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4))
     for Q in (1, 2, 4):
-        left.plot(gaps, thm.evaluate(**values, Q=Q, lam=1 - gaps), label=f"Q = {Q}" + (" (DFedSAM)" if Q == 1 else ""))
+        left.plot(gaps, thm.evaluate(**values, Q=Q, lam=1 - gaps),
+                  label=f"Q = {Q}" + (f" ({example.name})" if Q == 1 else ""))
     for name in ("ring", "grid", "exponential"):
         gap = analyze(name, 100)["spectral_gap"]
         left.axvline(gap, color="grey", lw=0.8, ls=":")
         left.annotate(f"{name}, n = 100", (gap, 0.97), xycoords=("data", "axes fraction"), rotation=90,
                       va="top", ha="right", fontsize="x-small", color="grey")
     left.set(xscale="log", yscale="log", xlabel="spectral gap 1 - lambda", ylabel="bound on min_t E||grad f||^2",
-             title="DFedSAM(-MGS) Theorem 4.1, T = 1000")
+             title=f"{example.gossip_name} {example.theorem_name}, T = {values['T']:g}")
     left.legend(fontsize="small")
     for name, vals in thm.evaluate_terms(**values, Q=1, lam=1 - gaps).items():
         right.plot(gaps, vals, "--", label=name)
@@ -59,15 +59,16 @@ def _bound_vs_gap_figure():
     right.set(xscale="log", yscale="log", xlabel="spectral gap 1 - lambda",
               ylabel="term of the bound on min_t E||grad f||^2", title="its terms at Q = 1")
     right.legend(fontsize="small")
-    fig.suptitle("eta = 1e-3, K = 5, L = 1, rho = 0.01, sigma_l = sigma_g = B = 1, m = 100", fontsize="small")
+    fig.suptitle(", ".join(f"{k} = {v:g}" for k, v in values.items() if k not in ("T", "f0_minus_fstar")),
+                 fontsize="small")
     return left
 
 
-def _predicted_vs_measured_figure(training: dict):
+def _predicted_vs_measured_figure(training: dict, name: str):
     from dfltheory.figures import plot_predicted_vs_measured
 
     ax = plot_predicted_vs_measured(training["metrics"], training["theorem"], training["constants"])
-    ax.set_title("DFedSAM on least squares, ring: bound vs measured")
+    ax.set_title(f"{name} on least squares, ring: bound vs measured")
     return ax
 
 
@@ -80,20 +81,26 @@ def figures(out: Path, training: dict | None, sweeps: dict | None = None, failur
     matplotlib.use("Agg")
     from dfltheory.figures import plot_rate_in_T, plot_topology_sweep
     from dfltheory.figures.axes import save_figure
+    from dfltheory.verify.report_data import worked_example
 
-    draw = {"spectral_gap.png": (_spectral_gap_figure, "Spectral gap 1 − λ against n (Metropolis weights)."),
-            "bound_vs_spectral_gap.png": (_bound_vs_gap_figure, "DFedSAM(-MGS) Theorem 4.1 against the spectral "
-                                          "gap for Q = 1, 2, 4, the papers' topologies at n = 100 marked, and its "
-                                          "terms at Q = 1.")}
-    if training is not None:
-        draw["predicted_vs_measured.png"] = (lambda: _predicted_vs_measured_figure(training),
-                                             "DFedSAM on least squares, ring: the bound against the measured "
+    draw = {"spectral_gap.png": (_spectral_gap_figure, "Spectral gap 1 − λ against n (Metropolis weights).")}
+    declared = worked_example()  # the report's illustration: the first registered paper's worked example
+    example = declared[1] if declared else None
+    if example is not None:
+        draw["bound_vs_spectral_gap.png"] = (lambda: _bound_vs_gap_figure(example),
+                                             f"{example.gossip_name} {example.theorem_name} against the spectral "
+                                             "gap for Q = 1, 2, 4, the papers' topologies at n = 100 marked, and its "
+                                             "terms at Q = 1.")
+    if training is not None and example is not None:
+        draw["predicted_vs_measured.png"] = (lambda: _predicted_vs_measured_figure(training, example.name),
+                                             f"{example.name} on least squares, ring: the bound against the measured "
                                              "running minimum.")
-    if sweeps is not None:
+    if sweeps is not None and example is not None:
         draw["topology_sweep.png"] = (lambda: plot_topology_sweep(sweeps["topology"]),
                                       "Measured and bound relative to the complete graph, per topology.")
         draw["rate_in_T.png"] = (lambda: plot_rate_in_T(sweeps["rate"]),
-                                 "Measured and bound against the horizon T under Corollary 4.1.1's schedule.")
+                                 f"Measured and bound against the horizon T under {example.corollary_name}'s "
+                                 "schedule.")
     drawn = {}
     for name, (fn, caption) in draw.items():
         try:

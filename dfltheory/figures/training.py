@@ -50,7 +50,7 @@ def plot_predicted_vs_measured(rows, theorem: str | Theorem, values: Mapping[str
 
 
 def plot_topology_sweep(result: Mapping, ax=None):
-    """Bars of :func:`dfltheory.verify.dfedsam_least_squares.topology_sweep`: measured error and bound per
+    """Bars of :func:`dfltheory.verify.worked_example.topology_sweep`: measured error and bound per
     (topology, Q)."""
     ax = axes_or_new(ax)
     rows = result["rows"]
@@ -67,7 +67,7 @@ def plot_topology_sweep(result: Mapping, ax=None):
 
 
 def plot_rate_in_T(result: Mapping, ax=None):
-    """:func:`dfltheory.verify.dfedsam_least_squares.rate_in_T`: measured and bound against the horizon, with the
+    """:func:`dfltheory.verify.worked_example.rate_in_T`: measured and bound against the horizon, with the
     stated O(1/sqrt(KT)) through the first measurement; slopes in the legend."""
     ax = axes_or_new(ax)
     rows, slopes = result["rows"], result["slopes"]

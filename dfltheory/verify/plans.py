@@ -80,6 +80,16 @@ class PaperPlan:
     runs_read_as: tuple[str, ...] = ()
     # options the report's digits network run of a target adds (dfltheory.verify.report_data.network_section)
     network_hp: Mapping[str, object] = field(default_factory=dict)
+    # algorithm -> {symbol a run states: the theorems' symbol it is}, where a run's option is another symbol in this
+    # paper's theorems (dfltheory.verify.report_data.run_values)
+    run_symbols: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
+    # the report's certificate table (dfltheory.verify.report_data.certificates_section): the PEP model its main
+    # theorem covers and its options (K and eta inside the theorem's conditions), and the row's place in the table
+    # (the cases sorted by it); None: no row
+    certificate_case: tuple[str, Mapping[str, float]] | None = None
+    certificate_order: int = 0
+    # the worked example the report runs (dfltheory.verify.worked_example.WorkedExample); None: none
+    example: object | None = None
 
     def target(self, theorem: str) -> Target:
         for t in self.targets:
@@ -121,6 +131,11 @@ def register_plan(plan: PaperPlan, *, origin: str = "") -> None:
         raise ValueError(f"{where}paper {plan.paper!r} already has a verification plan")
     checks = [(plan.problem in PROBLEMS, f"problem {plan.problem!r}", f"one of {', '.join(PROBLEMS)}"),
               (bool(plan.targets), "no targets", "give at least one Target")]
+    if plan.example is not None:
+        from dfltheory.verify.worked_example import WorkedExample
+
+        checks.append((isinstance(plan.example, WorkedExample), f"example {plan.example!r}",
+                       "a dfltheory.verify.worked_example.WorkedExample, or None"))
     for t in plan.targets:
         checks += [(t.theorem in catalog() and catalog()[t.theorem].paper == plan.paper,
                     f"target theorem {t.theorem!r}", f"an id of paper {plan.paper!r}"),

@@ -182,38 +182,42 @@ def experiments_section(progress: Callable | None = None, papers=None) -> list[d
     return rows
 
 
-def training_section(out: Path, rounds: int = 60, n: int = 16) -> dict:
-    """DFedSAM on a least-squares problem whose L, sigma_g, sigma_l and f* are exact, on a ring, at the largest
-    step size that Theorem 4.1 of seed 001 admits; the measured min_t ||grad f(x_bar^t)||^2 next to the bound
-    evaluated with those constants."""
-    from dfltheory.bounds import get
-    from dfltheory.verify.dfedsam_least_squares import dfedsam_run, largest_step_size
+def worked_example(papers=None):
+    """(paper, :class:`~dfltheory.verify.worked_example.WorkedExample`) of the first registered plan that declares
+    one (``PaperPlan.example``), among ``papers`` (None: all); None where none does."""
+    from dfltheory.verify.plans import plans
 
-    thm = get("dfedsam.thm4.1")
-    K, rho = 5, 0.01
-    eta = largest_step_size(n, K, rho)
-    run_dir = out / "run-dfedsam-quadratic"
-    rows, values = dfedsam_run(run_dir, n, rounds, eta, rho, K)
-    check = thm.check(T=rounds, **values)
-    return {"config": {"n": n, "rounds": rounds, "K": K, "lr": eta, "rho": rho, "topology": "ring"},
-            "status": "completed" if rows[-1]["finite"] else "diverged",
-            "constants": values, "measured_min_grad_norm_sq": min(r["grad_norm_sq"] for r in rows),
-            "bound_at_T": check.value, "bound_terms": check.terms, "dominant_term": check.dominant_term,
-            "conditions": [v.to_dict() for v in check.conditions],
-            "metrics": str(run_dir / "metrics.jsonl"), "theorem": thm.id,
-            "notes": "L, sigma_g (at x*), sigma_l (at x*), f* are exact for this problem; B is the largest measured "
-                     "||grad f(x_bar^t)|| (a quadratic has no global gradient bound); eta is the largest step size "
-                     "that every condition of the theorem admits."}
+    return next(((p.paper, p.example) for p in plans().values()
+                 if p.example is not None and (papers is None or p.paper in papers)), None)
 
 
-def sweeps_section(out: Path) -> dict:
-    """The topology sweep (n = 16, 100 rounds) and the rate in T (T = 25 ... 200) of
-    :mod:`dfltheory.verify.dfedsam_least_squares`: smaller than the README's examples (n = 64; T up to 800), which the
+def _declared():
+    found = worked_example()
+    if found is None:
+        raise ValueError("no registered plan declares a worked example; give one (PaperPlan.example, a "
+                         "dfltheory.verify.worked_example.WorkedExample)")
+    return found[1]
+
+
+def training_section(out: Path, rounds: int = 60, n: int = 16, example=None) -> dict:
+    """The worked example (``example``, default :func:`worked_example`'s): its algorithm on a least-squares problem
+    whose L, sigma_g, sigma_l and f* are exact, on a ring, at the largest step size that its theorem admits; the
+    measured min_t ||grad f(x_bar^t)||^2 next to the bound evaluated with those constants
+    (:func:`dfltheory.verify.worked_example.training`)."""
+    from dfltheory.verify.worked_example import training
+
+    return training(example or _declared(), out, rounds, n)
+
+
+def sweeps_section(out: Path, example=None) -> dict:
+    """The worked example's topology sweep (n = 16, 100 rounds) and rate in T (T = 25 ... 200) of
+    :mod:`dfltheory.verify.worked_example`: smaller than the README's examples (n = 64; T up to 800), which the
     report's text points to, so that ``make report`` stays near a minute and a half."""
-    from dfltheory.verify.dfedsam_least_squares import rate_in_T, topology_sweep
+    from dfltheory.verify.worked_example import rate_in_T, topology_sweep
 
-    return {"topology": topology_sweep(out / "sweep-topology", n=16, rounds=100),
-            "rate": rate_in_T(out / "sweep-rate", n=16, horizons=(25, 50, 100, 200))}
+    example = example or _declared()
+    return {"topology": topology_sweep(example, out / "sweep-topology", n=16, rounds=100),
+            "rate": rate_in_T(example, out / "sweep-rate", n=16, horizons=(25, 50, 100, 200))}
 
 
 def merge_results(parts: list[dict], sums: tuple[str, ...] = ()) -> dict:
@@ -290,7 +294,8 @@ def verification_section(out: Path, size: str, progress: Callable | None = None,
 
 
 def run_values(run: str | Path) -> dict[str, float]:
-    """The theorem symbols a run directory states: eta, K (K_u for DFedPGP), m, rho, Q, alpha, lam_pen, ... with
+    """The theorem symbols a run directory states: eta, K (or the symbol its plan names: ``PaperPlan.run_symbols``,
+    DFedPGP's K_u), m, rho, Q, alpha, lam_pen, ... with
     the algorithm's defaults and forced values (D-PSGD and SGP: K = 1), and lam of its topology (with its
     --topology-params) when W is symmetric and doubly stochastic (Definition 1)."""
     from dfltheory.empirical.algorithms import make
@@ -298,6 +303,7 @@ def run_values(run: str | Path) -> dict[str, float]:
     from dfltheory.empirical.runner import ALGO_KEYS
     from dfltheory.parsing import parse_params
     from dfltheory.topology import analyze
+    from dfltheory.verify.plans import plans
 
     cfile = Path(run) / "config.json"
     if not cfile.exists():
@@ -311,8 +317,10 @@ def run_values(run: str | Path) -> dict[str, float]:
     # unless the algorithm has its own Q (DFedSAM-MGS)
     out = {sym: float(resolved[key]) for key, sym in RUN_SYMBOLS.items()
            if isinstance(resolved.get(key), (int, float)) and not isinstance(resolved.get(key), bool)}
-    if cfg["algo"] == "dfedpgp":
-        out["K_u"] = out.pop("K")
+    for plan in plans().values():  # a run's option that is another symbol in its paper's theorems
+        for mine, theirs in plan.run_symbols.get(cfg["algo"], {}).items():
+            if mine in out:
+                out[theirs] = out.pop(mine)
     if cfg.get("lr_decay", 1.0) != 1.0:
         print(f"note: the run decays its learning rate by {cfg['lr_decay']} per round; eta = {out['eta']:g} is the "
               "initial one (the theorems assume a constant step)", file=sys.stderr)
@@ -409,23 +417,23 @@ def _network_row(out: Path, plan, target, rounds: int, n: int, points: int, iter
             "measured": value, "ratio": bound / value if bound and value > 0 else None}
 
 
-#: the three-way comparison of the report (issue 27): for each main theorem's algorithm on the class its PEP covers
-#: (m = 2, W(0.5), sigma_g = 1, B = 2, L = 1, f(x0) - f* = 1), K and the step inside the theorem's conditions
-CERTIFICATE_CASES = (("dpsgd-atc", {"K": 1, "eta": 0.1}), ("dfedadmm", {"K": 1, "eta": 0.01, "lam_pen": 0.01}),
-                     ("dfedcata-b", {"K": 1, "eta": 0.1, "lam_pen": 1.0, "beta": 0.3}),
-                     ("dfedsgpm", {"K": 2, "eta": 0.02, "alpha": 0.5}))
 CERTIFICATE_T = (3, 5, 10, 20)  # the certificate at each T is optimised for it; larger T: `dfltheory certify`
 
 
-def _pep_paper(algorithm: str) -> str:
-    """The paper whose theorem covers ``algorithm``'s PEP (:func:`dfltheory.pep.compare.theorem_for`)."""
-    from dfltheory.pep.compare import theorem_for
+def certificate_cases(papers=None) -> list[tuple[str, dict]]:
+    """The three-way comparison of the report (issue 27): for each main theorem's algorithm on the class its PEP
+    covers (m = 2, W(0.5), sigma_g = 1, B = 2, L = 1, f(x0) - f* = 1), K and the step inside the theorem's
+    conditions: (PEP model, options) of each plan that declares one (``PaperPlan.certificate_case``) among
+    ``papers`` (None: all), in the plans' ``certificate_order``."""
+    from dfltheory.verify.plans import plans
 
-    return theorem_for(algorithm).split(".")[0]
+    chosen = [p for p in plans().values() if p.certificate_case is not None and (papers is None or p.paper in papers)]
+    return [(p.certificate_case[0], dict(p.certificate_case[1]))
+            for p in sorted(chosen, key=lambda p: p.certificate_order)]
 
 
 def certificate_command(algorithm: str, kw: dict, T=CERTIFICATE_T) -> str:
-    """``dfltheory certify`` on one case of :data:`CERTIFICATE_CASES`."""
+    """``dfltheory certify`` on one case of :func:`certificate_cases`."""
     sets = " ".join(f"{k}={v:g}" for k, v in kw.items() if k not in ("K", "eta"))
     return (f"dfltheory certify {algorithm} --m 2 --K {kw['K']} --eta {kw['eta']:g} --T {' '.join(map(str, T))} "
             f"--lambda 0.5 --set sigma_g=1 B=2{' ' + sets if sets else ''}")
@@ -433,16 +441,14 @@ def certificate_command(algorithm: str, kw: dict, T=CERTIFICATE_T) -> str:
 
 def certificates_section(T=CERTIFICATE_T, papers=None) -> list[dict]:
     """The paper's bound, the horizon-free certificate's bound (:func:`dfltheory.pep.certificate_table`) and the
-    fixed-T worst case (T <= 10) of each case of :data:`CERTIFICATE_CASES` (of ``papers``' theorems, default all):
+    fixed-T worst case (T <= 10) of each case of :func:`certificate_cases` (of ``papers``' theorems, default all):
     how much of a bound's looseness is the proof's (paper / certificate) and how much the problem's (certificate /
     worst case). About 70 s, every certificate also proved in exact arithmetic. A case that raises is one failed row
     (its command), the others go on."""
     from dfltheory.pep import W_lambda, certificate_table
 
     rows = []
-    for algorithm, kw in CERTIFICATE_CASES:
-        if papers is not None and _pep_paper(algorithm) not in papers:
-            continue
+    for algorithm, kw in certificate_cases(papers):
         command = certificate_command(algorithm, kw, T)
         try:
             found = certificate_table((algorithm,), m=2, T=T, W=W_lambda(2, 0.5), sigma_g=1.0, B=2.0, **kw)
@@ -649,20 +655,24 @@ def report_data(out: Path, progress: StageProgress, train: bool = True, n: int =
         progress.skip("a digits network per paper", "--no-network")
         rep["network"], notes["network"] = None, "left out (--no-network)"
     rep["training"] = rep["sweeps"] = None
-    if train and papers is not None and "dfedsam" not in papers:
-        progress.skip("DFedSAM training runs", "DFedSAM is not among the papers")
-        notes["training"] = "left out: DFedSAM's least-squares runs belong to the report of dfedsam"
+    declared, chosen = worked_example(), worked_example(papers)  # (paper, its worked example) or None
+    name = declared[1].name if declared else "worked example"
+    if train and chosen is None:
+        progress.skip(f"{name} training runs", f"{name} is not among the papers")
+        notes["training"] = (f"left out: {name}'s least-squares runs belong to the report of {declared[0]}"
+                             if declared else "left out: no paper declares a worked example")
     elif train:
-        progress.stage("DFedSAM training runs")
-        command = report_command(["dfedsam"] if papers else [], "train")
-        rep["training"] = guarded(STAGES[5], lambda: training_section(out), None, command)
+        progress.stage(f"{name} training runs")
+        paper, example = chosen
+        command = report_command([paper] if papers else [], "train")
+        rep["training"] = guarded(STAGES[5], lambda: training_section(out, example=example), None, command)
         progress.step("parts", 1, 3)
-        rep["sweeps"] = guarded(STAGES[5], lambda: sweeps_section(out), None, command)
+        rep["sweeps"] = guarded(STAGES[5], lambda: sweeps_section(out, example), None, command)
         progress.step("parts", 3, 3)
         if rep["training"] is None:
             notes["training"] = notes[STAGES[5]]
     else:
-        progress.skip("DFedSAM training runs", "--no-train")
+        progress.skip(f"{name} training runs", "--no-train")
         notes["training"] = "skipped (--no-train)"
     if isinstance(pep, dict) or not pep:
         progress.skip("worst cases (PEP)", "results given" if pep else "--no-pep")

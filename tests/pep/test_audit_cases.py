@@ -53,8 +53,9 @@ def test_the_reports_certificate_cases_all_solve():
     """The report's PEP stage died at dfedsgpm (K = 2, eta = 0.02, alpha = 0.5) T = 20: the alternation's SDP was
     inaccurate (e 4.6 % too small, accepted under the absolute 1e-4) or raised in Clarabel. Run as
     report_data.certificates_section runs it: a certificate at every T, proved exactly, above the worst case."""
-    from dfltheory.verify.report_data import CERTIFICATE_CASES, CERTIFICATE_T
+    from dfltheory.verify.report_data import CERTIFICATE_T, certificate_cases
 
+    CERTIFICATE_CASES = certificate_cases()  # the plans' certificate_case, in their certificate_order
     start = time.perf_counter()
     rows = [row for algorithm, kw in CERTIFICATE_CASES
             for row in certificate_table((algorithm,), m=2, T=CERTIFICATE_T, W=W_lambda(2, 0.5), sigma_g=1.0, B=2.0,

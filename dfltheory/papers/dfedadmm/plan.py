@@ -18,6 +18,7 @@ PLAN = PaperPlan(
     # chosen continuously (issue 33 item 5; it was one of 5 values)
     tune={"lam_pen": (1e-5, 1e-2)},
     pep_model=("dfedadmm", {"lam_pen": 0.01}),
+    certificate_case=("dfedadmm", {"K": 1, "eta": 0.01, "lam_pen": 0.01}), certificate_order=1,  # the report's row
     run_constants=("L", "sigma_l", "sigma_g", "B", "f0_minus_fstar"),
     runs_read_as=("dfedadmm", "dfedadmm-sam"),
     # the report's digits network run: a penalty well above the step (eta = lambda collapses the local steps)

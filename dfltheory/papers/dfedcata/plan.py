@@ -17,6 +17,7 @@ PLAN = PaperPlan(
         "whose topology factor Gamma_lam has no formula in the paper, for the decaying step c/(tK + k) and a "
         "loss bounded by U; no number can be compared with a measured stability gap")},
     pep_model=("dfedcata-b", {"lam_pen": 0.05, "beta": 0.5}),
+    certificate_case=("dfedcata-b", {"K": 1, "eta": 0.1, "lam_pen": 1.0, "beta": 0.3}), certificate_order=2,
     run_constants=("L", "sigma_l", "G_het", "B_het", "f0_minus_fstar"),
     runs_read_as=("dfedcata",),
     targets=(Target("dfedcata.thm1", "dfedcata", "avg_p", {"mode": "B"}, main=True),

@@ -17,6 +17,7 @@ PLAN = PaperPlan(
     topologies=DIRECTED,
     run_constants=("L_u", "L_v", "L_uv", "L_vu", "sigma_u", "sigma_v", "sigma_g", "f0_minus_fstar"),
     runs_read_as=("dfedpgp",),
+    run_symbols={"dfedpgp": {"K": "K_u"}},  # its K is the shared part's K_u (the pull variant is read with K)
     targets=(Target("dfedpgp.thm1", "dfedpgp", "avg_pgp", main=True),
              Target("dfedpgp.thm1.eq33", "dfedpgp", "avg_pgp"),
              Target("dfedpgp.thm1.explicit", "dfedpgp", "avg_pgp"),

@@ -4,7 +4,22 @@ field means."""
 
 from __future__ import annotations
 
+import math
+
 from dfltheory.verify.plans import UNDIRECTED, PaperPlan, Target
+from dfltheory.verify.worked_example import WorkedExample
+
+#: the report's worked example: DFedSAM on least squares with exact constants against Theorem 4.1, and Corollary
+#: 4.1.1's schedule eta = c/(L sqrt(K T)), rho = r/sqrt(T) (card dfedsam.md §6.7, seed L132-134) with its implicit
+#: eta <= 1/(10 K L) (seed L544), i.e. T >= 100 c^2 K: the largest c at the smallest horizon is sqrt(T/(100 K))
+EXAMPLE = WorkedExample(
+    theorem="dfedsam.thm4.1", corollary="dfedsam.cor4.1.1.derived", algorithm="dfedsam",
+    gossip_algorithm="dfedsam-mgs", K=5, rho=0.01, r=0.05,
+    schedule=lambda T, K, L, c, r: (c / (L * math.sqrt(K * T)), r / math.sqrt(T)),
+    largest_c=lambda T, K: math.sqrt(T / (100 * K)),
+    name="DFedSAM", gossip_name="DFedSAM(-MGS)", theorem_name="Theorem 4.1", corollary_name="Corollary 4.1.1",
+    illustration=dict(eta=1e-3, K=5, T=1000, L=1.0, rho=0.01, sigma_l=1.0, sigma_g=1.0, B=1.0, m=100,
+                      f0_minus_fstar=2.3))
 
 PLAN = PaperPlan(
     "dfedsam", "synthetic-robust", "eta", K=4, rate="dfedsam.cor4.1.1.derived",
@@ -22,6 +37,9 @@ PLAN = PaperPlan(
     topologies=UNDIRECTED,
     # at sigma_l = 0 its bound covers the PEP of DFedAvg (DFedSAM at rho = 0)
     pep_model=("dfedavg", {}),
+    # the report's certificate row: D-PSGD step then mix (DFedAvg with K = 1), inside Theorem 4.1's conditions
+    certificate_case=("dpsgd-atc", {"K": 1, "eta": 0.1}), certificate_order=0,
+    example=EXAMPLE,
     # a run's constants are read against DFedSAM's assumptions for its own algorithms and the generic baselines
     run_constants=("L", "sigma_l", "sigma_g", "B", "beta_h", "f0_minus_fstar"),
     runs_read_as=("dfedsam", "dfedsam-mgs", "dfedavg", "dfedavgm", "dpsgd", "fedavg", "fedprox", "fedsam", "scaffold"),

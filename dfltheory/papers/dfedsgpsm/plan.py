@@ -13,6 +13,7 @@ PLAN = PaperPlan(
     topologies=DIRECTED,
     # at sigma_l = 0 its bound covers the PEP of DFedSGPM (DFedSGPSM at rho = 0)
     pep_model=("dfedsgpm", {"alpha": 0.5}),
+    certificate_case=("dfedsgpm", {"K": 2, "eta": 0.02, "alpha": 0.5}), certificate_order=3,  # the report's row
     run_constants=("L", "sigma_l", "sigma_g", "B", "f0_minus_fstar"),
     runs_read_as=("dfedsgpsm", "dfedsgpsm-s", "sgp"),
     targets=(Target("dfedsgpsm.thm1", "dfedsgpsm", "avg", main=True),
