@@ -1,5 +1,5 @@
 """RunConfig: the train run's config as a typed record whose dict form, and so every run cache's key, is the
-dict's own."""
+dict's own (the configs of the train command, the sweeps, the claims and the bound-holds grid)."""
 
 from __future__ import annotations
 
@@ -49,6 +49,15 @@ def _producers():
         for claim in C.CLAIMS.values():
             for arm in claim.arms:
                 yield from C.run_configs(claim, arm, C.SIZES[size])
+    from dfltheory.verify import holds
+    from dfltheory.verify.plans import plans
+    from dfltheory.verify.problems import PROBLEMS
+
+    for plan in plans().values():  # the bound-holds grid's runs, every target on every topology
+        for target in plan.targets:
+            for topo in plan.topologies:
+                yield holds.run_config(plan, PROBLEMS[plan.problem], target, topo, {k: 0.1 for k in plan.config},
+                                       0.01, plan.K, 10, holds.SIZES["quick"], 0)
 
 
 def test_every_producers_config_round_trips_with_its_key_and_json():
@@ -58,7 +67,7 @@ def test_every_producers_config_round_trips_with_its_key_and_json():
         assert back == cfg and _key(back) == _key(cfg)
         assert json.dumps(back) == json.dumps(cfg)  # key order too
         n += 1
-    assert n > 50
+    assert n > 100
 
 
 def test_a_given_none_is_kept_and_a_missing_option_stays_out():
