@@ -80,8 +80,6 @@ def from_program(program: str, name: str, hp: dict, given: dict | None = None, *
     the program's hyper-parameters ``given``, its direction followed by the run's :func:`extras` (read from
     ``hp``); ``fields``: the Algorithm's other fields (``params``: the names the engine, the CLI and the cache
     keys know)."""
-    from dfltheory.program import library  # noqa: F401  the built-in programs
-
     return program_algorithm(PROGRAMS[program], given, name=name, extras=tuple(extras(hp)), **fields)
 
 

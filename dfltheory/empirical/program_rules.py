@@ -25,10 +25,12 @@ __all__ = ["ProgramComm", "ProgramRule", "algorithm"]
 
 
 class _LocalOps:
-    """The steps of the local phase on the engine's :class:`rules.StepContext`."""
+    """The steps of the local phase on the engine's :class:`rules.StepContext`; ``personal_phase``: this step moves
+    the personal coordinates only (:attr:`ProgramRule.phase`)."""
 
-    def __init__(self, ctx: R.StepContext):
-        self.ctx, self.anchor, self.eta = ctx, ctx.anchor, ctx.lr
+    def __init__(self, ctx: R.StepContext, personal_phase: bool = False):
+        self.ctx, self.anchor, self.eta, self.decay = ctx, ctx.anchor, ctx.lr, ctx.decay
+        self.personal_phase = personal_phase
 
     def grad(self, X):
         return self.ctx.grad(X)
@@ -38,6 +40,22 @@ class _LocalOps:
 
     def debias(self, X):
         return R.debias(X, self.ctx.state.get("ps_weight"), self.ctx.shared)
+
+    def personal(self, X):
+        return torch.where(~self._mask(), X, 0.0)
+
+    def shared(self, X):
+        return torch.where(self._mask(), X, 0.0)
+
+    def clip(self, D, max_norm):
+        """:class:`rules.clip`'s d min(1, c / (||d|| + EPS))."""
+        return R.clip(max_norm).direction(D, self.ctx)
+
+    def _mask(self):
+        if self.ctx.shared is None:
+            raise ValueError("this program splits the model into shared and personal coordinates, but the run has no "
+                             "split; give the algorithm a split (Algorithm(split=...))")
+        return self.ctx.shared
 
     def gossip(self, X, Q=1):
         raise ValueError("gossip is communication: write it in the program's communicate, not in its local step")
@@ -88,6 +106,10 @@ class ProgramRule(R.Transform):
         self.program, self.params, self.name, self.extras = program, params, program.name, tuple(extras)
         self._reset = tuple(s for s in program.slots if s.reset)
         self._direction, self._round_end = program.direction, program.round_end
+        self._personal_units = params[program.personal] if program.personal else 0
+        if self._personal_units < 0:
+            raise ValueError(f"{program.personal} (personal local units per round) must be >= 0, got "
+                             f"{self._personal_units}")
 
     def init(self, x):
         out = {s.name: _initial(s, x) for s in self.program.carried if s.name != "x"}
@@ -102,7 +124,7 @@ class ProgramRule(R.Transform):
             t.round_start(ctx)
 
     def direction(self, d, ctx):
-        d = self._direction(_LocalOps(ctx), ctx.state, self.params)
+        d = self._direction(_LocalOps(ctx, ctx.k < self._personal_units * ctx.unit), ctx.state, self.params)
         for t in self.extras:
             d = t.direction(d, ctx)
         return d
@@ -115,7 +137,9 @@ class ProgramRule(R.Transform):
             del ctx.state[s.name]
 
     def phase(self, k, unit):
-        return tuple(t.phase(k, unit) for t in self.extras) or None
+        """The personal phase (k < K_v local units) where the program has one, and the extras' phases."""
+        own = (k < self._personal_units * unit,) if self.program.personal else ()
+        return (*own, *(t.phase(k, unit) for t in self.extras)) or None
 
     def __repr__(self):
         return " -> ".join([self.name, *(t.name for t in self.extras)])

@@ -14,7 +14,7 @@ from dataclasses import replace
 
 from dfltheory.empirical import communication as C
 from dfltheory.empirical import rules as R
-from dfltheory.empirical.algorithms import Algorithm, extras
+from dfltheory.empirical.algorithms import Algorithm, clip_rule, decay_rule, extras
 
 __all__ = ["ORACLES", "admm_aux", "make"]
 
@@ -104,10 +104,31 @@ def dfedsgpsm_s(hp):
     return replace(dfedsgpsm(hp), name="dfedsgpsm-s", comm=C.loss_selected_push_sum(), topology="neighbour-selection")
 
 
+def dfedpgp(hp):
+    """DFedPGP (seed 003 Algorithm 1, card dfedpgp §3.1): K_v personal steps, K shared ones, push-sum of u; the
+    experiments' optimizer (decay, clipping, momentum per phase, eta_v) as one SGD optimizer per phase."""
+    from dfltheory.papers.dfedpgp.algorithms import personal_split
+
+    K_v, lr_v, layers, beta = hp.get("K_v", 1), hp.get("lr_v"), hp.get("personal"), hp.get("momentum", 0.0)
+    phases = R.alternating(K_v)
+    local = R.chain(R.gradient(), *decay_rule(hp), phases, *clip_rule(hp),
+                    *([R.momentum(beta, moving=phases.moving)] if beta else []),
+                    *([R.personal_lr(phases, lr_v)] if lr_v is not None else []))
+    return Algorithm("dfedpgp", local, C.push_sum(),
+                     params={"K_v": K_v, "lr_v": lr_v, "personal": layers, "momentum": beta}, stochastic="column",
+                     K_v=K_v, split=personal_split(layers))
+
+
+def dfedpgp_pull(hp):
+    """DFedPGP with its experiments' row-stochastic pull (card dfedpgp §7, §11 A2)."""
+    return replace(dfedpgp(hp), name="dfedpgp-pull", stochastic="row")
+
+
 #: algorithm name -> its hand-written factory (the oracle of the program-derived one)
 ORACLES = {"dpsgd": dpsgd, "dpsgd-atc": dpsgd_atc, "dfedavg": dfedavg, "dfedavgm": dfedavgm, "sgp": sgp,
            "dfedsam": dfedsam, "dfedsam-mgs": dfedsam_mgs, "dfedadmm": dfedadmm, "dfedadmm-sam": dfedadmm_sam,
-           "dfedsgpsm": dfedsgpsm, "dfedsgpsm-s": dfedsgpsm_s}
+           "dfedsgpsm": dfedsgpsm, "dfedsgpsm-s": dfedsgpsm_s,
+           "dfedpgp": dfedpgp, "dfedpgp-pull": dfedpgp_pull}
 
 
 def make(name: str, **hp) -> Algorithm:

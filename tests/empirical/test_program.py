@@ -61,6 +61,9 @@ CASES = [
     ("dfedsgpsm", {"rho": 0.0, "momentum": 0.5, "weight_decay": 0.01}, RandomPushSumTopology),
     ("dfedsgpsm-s", {"rho": 0.1, "momentum": 0.9}, lambda m: build_topology("neighbour-selection", m,
                                                                             weights="push-sum", seed=0, k=2)),
+    ("dfedpgp", {}, RandomPushSumTopology),
+    ("dfedpgp", {"K_v": 2, "momentum": 0.9, "lr_v": 0.02, "weight_decay": 0.01, "clip": 0.5}, RandomPushSumTopology),
+    ("dfedpgp-pull", {"momentum": 0.5}, None),
 ]
 
 

@@ -1,17 +1,17 @@
 """The algorithms of DFedPGP (personal v, push-sum of the shared u) and DFedPGP-pull (its experiments'
-row-stochastic pull): each a local rule composed with a communication rule, read like the paper's pseudocode (the
-table of :mod:`dfltheory.empirical.algorithms` lists them with their sources)."""
+row-stochastic pull), derived from the step program ``dfedpgp`` (:mod:`dfltheory.papers.dfedpgp.programs`; the table
+of :mod:`dfltheory.empirical.algorithms` lists them with their sources)."""
 
 from __future__ import annotations
 
 from dataclasses import replace
 
-from dfltheory.empirical import communication as C
-from dfltheory.empirical import rules as R
-from dfltheory.empirical.algorithms import Algorithm, clip_rule, decay_rule
+from dfltheory.empirical.algorithms import check_range
+from dfltheory.empirical.program_rules import algorithm
+from dfltheory.program import PROGRAMS
 
 
-def _personal_split(layers):
+def personal_split(layers):
     """Personal mask of DFedPGP: the named layers, by default the last Linear layer (the classifier head v, u the
     feature extractor; seed 003 L73, L90, L187); 'none' (or ()) makes every parameter shared."""
 
@@ -33,16 +33,19 @@ def dfedpgp(hp):
     """DFedPGP (seed 003 Algorithm 1, L90-100; card dfedpgp §3.1): K_v steps on the personal v with u frozen at
     z = u/mu, then K_u = K steps on the shared u at z = u/mu with v^{t+1} fixed, then push-sum of (u, mu) only;
     v is never sent. Plain SGD as in the theory by default; ``momentum`` > 0 is the experiments' SGD with momentum
-    (seed 003 L189), one optimizer per phase (``rules.momentum`` with ``moving``)."""
+    (seed 003 L189), one optimizer per phase; weight decay and clipping act inside the step, as that optimizer's."""
     K_v, lr_v, layers, beta = hp.get("K_v", 1), hp.get("lr_v"), hp.get("personal"), hp.get("momentum", 0.0)
-    phases = R.alternating(K_v)
-    # as one SGD optimizer per phase: the moving part's gradient clipped, then momentum, then eta_v
-    local = R.chain(R.gradient(), *decay_rule(hp), phases, *clip_rule(hp),
-                    *([R.momentum(beta, moving=phases.moving)] if beta else []),
-                    *([R.personal_lr(phases, lr_v)] if lr_v is not None else []))
-    return Algorithm("dfedpgp", local, C.push_sum(),
-                     params={"K_v": K_v, "lr_v": lr_v, "personal": layers, "momentum": beta}, stochastic="column",
-                     K_v=K_v, split=_personal_split(layers))
+    decay, clip = hp.get("weight_decay"), hp.get("clip")
+    check_range("K_v (personal steps per round)", K_v, 0)
+    if beta:
+        check_range("momentum", beta, 0.0, 1.0)
+    if lr_v is not None:
+        check_range("the personal learning rate lr_v", lr_v, 0.0, low_open=True)
+    if clip:
+        check_range("clip (the largest norm of a local step's direction)", clip, 0.0, low_open=True)
+    given = {"K_v": K_v, "lr_v": lr_v or 0.0, "momentum": beta, "weight_decay": decay or 0.0, "clip": clip or 0.0}
+    return algorithm(PROGRAMS["dfedpgp"], given, params={"K_v": K_v, "lr_v": lr_v, "personal": layers,
+                                                         "momentum": beta}, K_v=K_v, split=personal_split(layers))
 
 
 def dfedpgp_pull(hp):

@@ -1,0 +1,150 @@
+"""The step-program algebra's records (:mod:`dfltheory.program` documents them): :class:`Program`, its state
+:class:`Slot` s, the measured :class:`Metric`, the bound hyper-parameters :class:`Params`, and the refusal
+:class:`NotExpressible`. Pure Python."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+__all__ = ["KINDS", "METRIC_KINDS", "Metric", "NotExpressible", "Params", "Program", "Slot"]
+
+#: a slot's kind: a model ("point", moves with translations of the problem) or a "vector" (a dual variable, a
+#: momentum: its mean is part of the state, unlike a model's, which the potential sees through f)
+KINDS = ("point", "vector")
+#: what a PEP model bounds: min over t < T, the average over t < T, or the last round's value (t = T - 1)
+METRIC_KINDS = ("min", "average", "last")
+
+
+class NotExpressible(ValueError):
+    """A step that the interpreter cannot express (SAM's normalisation in a PEP): the program's PEP-able relaxation
+    (a named variant) is the one to use."""
+
+
+@dataclass(frozen=True)
+class Slot:
+    """A per-client state entry: its ``name``, initial value (``"x0"``, the common start, or ``"zero"``), its kind
+    (:data:`KINDS`) and whether it restarts at its initial value every round (``reset``: local momentum, never
+    carried from one round to the next); ``symbol`` names it in formulas (a certificate's components)."""
+
+    name: str
+    init: str = "x0"
+    kind: str = "point"
+    reset: bool = False
+    symbol: str = ""  # the name in formulas and in a certificate's components (default: ``name``)
+
+    @property
+    def sym(self) -> str:
+        return self.symbol or self.name
+
+    def __post_init__(self):
+        if self.init not in ("x0", "zero"):
+            raise ValueError(f"slot {self.name!r}: init must be 'x0' or 'zero', got {self.init!r}")
+        if self.kind not in KINDS:
+            raise ValueError(f"slot {self.name!r}: kind must be one of {KINDS}, got {self.kind!r}")
+
+
+@dataclass(frozen=True)
+class Metric:
+    """The measured quantity: ``kind`` (:data:`METRIC_KINDS`) of ||grad f(p^t)||^2 at
+
+        p^t = mean(slot)^t + c (mean(slot)^t - prev^t),    c = ``extrapolation(params)`` (0 when None),
+
+    prev^t the mean of the slot ``prev`` or, when ``prev`` is None, the previous round's mean(slot) (mean^{-1} =
+    mean^0); ``name`` names p (the engine's auxiliary point) and ``text`` says it in words."""
+
+    kind: str = "min"
+    slot: str = "x"
+    extrapolation: Callable | None = None
+    prev: str | None = None
+    name: str = "x_bar"
+    text: str = "x_bar^t, the models' mean"
+
+    def __post_init__(self):
+        if self.kind not in METRIC_KINDS:
+            raise ValueError(f"metric kind must be one of {METRIC_KINDS}, got {self.kind!r}")
+
+    def coefficient(self, params) -> float:
+        return 0.0 if self.extrapolation is None else float(self.extrapolation(params))
+
+
+class Params(dict):
+    """The hyper-parameters a program reads (``p.eta`` or ``p["eta"]``); a missing one is a ValueError naming it."""
+
+    def __getattr__(self, key):
+        try:
+            return self[key]
+        except KeyError:
+            raise AttributeError(key) from None
+
+    def __missing__(self, key):
+        raise ValueError(f"the program needs the hyper-parameter {key!r}; give it")
+
+
+def _nothing(ops, s, p):
+    return None
+
+
+@dataclass(frozen=True)
+class Program:
+    """An algorithm written once (module docstring).
+
+    ``direction(ops, s, p) -> d``: the local step x <- x - eta d (``s`` the state, a dict slot -> stacked point;
+    ``p`` the :class:`Params`); ``round_end(ops, s, p)`` after the K steps, ``communicate(ops, s, p)`` then (both
+    update ``s`` in place); ``start(ops, s, p) -> x`` where x is not carried (built from the other slots at every
+    round start). ``params``: the hyper-parameters read, with their defaults (None: required). ``queries``: gradient
+    calls per local step (at the given params), ``K``: a fixed number of local steps (None: the run's),
+    ``mixing``: "gossip" (a symmetric doubly stochastic W) or "push-sum" (a column-stochastic P, weights w);
+    ``keeps_start``: the communication reads ``ops.anchor``, the round-start x (the torch rules keep it a round);
+    ``personal``: the hyper-parameter that counts the local units, first in each round, that move the personal
+    coordinates only (DFedPGP's K_v; the step reads ``ops.personal_phase``), None where every coordinate is shared."""
+
+    name: str
+    description: str
+    direction: Callable
+    communicate: Callable
+    slots: tuple[Slot, ...] = (Slot("x"),)
+    round_end: Callable = _nothing
+    start: Callable | None = None
+    metric: Metric = field(default_factory=Metric)
+    params: dict = field(default_factory=dict)
+    queries: Callable | int = 1
+    K: int | None = None
+    mixing: str = "gossip"
+    keeps_start: bool = False
+    personal: str | None = None
+
+    def __post_init__(self):
+        names = [s.name for s in self.slots]
+        if len(set(names)) != len(names):
+            raise ValueError(f"program {self.name!r}: slot names repeat: {names}")
+        if ("x" in names) == (self.start is not None):
+            raise ValueError(f"program {self.name!r}: x is either a slot or built by start=, not both nor neither")
+        if self.metric.slot not in names + ["x"] or (self.metric.prev is not None and self.metric.prev not in names):
+            raise ValueError(f"program {self.name!r}: the metric reads slots {self.metric.slot!r}, "
+                             f"{self.metric.prev!r} that are not among {names}")
+        if self.personal is not None and self.personal not in self.params:
+            raise ValueError(f"program {self.name!r}: personal={self.personal!r} must name one of its hyper-parameters "
+                             f"{sorted(self.params)}")
+        if self.mixing not in ("gossip", "push-sum"):
+            raise ValueError(f"program {self.name!r}: mixing must be 'gossip' or 'push-sum', got {self.mixing!r}")
+
+    def bind(self, **given) -> Params:
+        """The program's :class:`Params` from ``given`` (unknown names refused, defaults filled in)."""
+        unknown = sorted(set(given) - set(self.params))
+        if unknown:
+            raise ValueError(f"program {self.name!r} reads {sorted(self.params) or 'no hyper-parameters'}, not "
+                             f"{unknown}")
+        values = {k: given.get(k, v) for k, v in self.params.items()}
+        missing = [k for k, v in values.items() if v is None]
+        if missing:
+            raise ValueError(f"program {self.name!r} needs {', '.join(missing)}; give {missing[0]}=...")
+        return Params(values)
+
+    def queries_per_step(self, params) -> int:
+        return self.queries(params) if callable(self.queries) else self.queries
+
+    @property
+    def carried(self) -> tuple[Slot, ...]:
+        """The slots carried from one round to the next (not the ones reset every round)."""
+        return tuple(s for s in self.slots if not s.reset)
