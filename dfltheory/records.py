@@ -74,7 +74,7 @@ def schema_table(cls, allowed: dict | None = None) -> str:
     head = ["key", "type", "meaning"] + (["allowed"] if allowed else [])
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for name, kind, doc in schema_rows(cls):
-        cells = [f"`{name}`", f"`{kind}`".replace(" | None`", " \\| None`"), doc]
+        cells = [f"`{name}`", "`" + kind.replace("|", "\\|") + "`", doc]  # a | inside a cell ends it
         if allowed:
             cells.append(allowed[name].allowed() if name in allowed else "")
         lines.append("| " + " | ".join(cells) + " |")

@@ -40,7 +40,7 @@ class Verdict(Record):
     paper_conditions_hold: bool = entry("the paper's conditions hold at the setting")
     all_conditions_hold: bool = entry("the paper's and the derived conditions hold")
     failed: list = entry("the conditions that fail or are undecided, as text")
-    formula_value: float = entry("the formula's value where the conditions fail (then no bound)")
+    formula_value: float | str = entry("the formula's value where the conditions fail (then no bound; 'inf' as text)")
     verdict: str = entry("holds, violated, inconclusive, vacuous, conditions fail, diverged or not testable")
     note: str = entry("the smallest T the conditions admit, the interval's round, a counter-example's command")
     ratio: float = entry("bound / measured mean")
@@ -92,7 +92,7 @@ class ClaimResult(Record):
     verdict_study: str = entry("the verdict under Holm over every test of the run")
     cache: int = entry("the cohorts' cache format the row was run with")
     rejudged: bool = entry("the stored values were judged again by today's rules")
-    stale: bool = entry("the row was run before its claim changed")
+    stale: str | None = entry("why the stored row no longer measures the claim as it is now (None: it does)")
 
 
 @dataclass(frozen=True)
