@@ -4,12 +4,13 @@ baselines are defined here, a paper's own algorithms (dfedsam, dfedsgpsm, ...) i
 read (:func:`dfltheory.plugins.load_builtin`).
 
 An algorithm that has a step program (:mod:`dfltheory.program`: dpsgd, dpsgd-atc, dfedavg, dfedavgm, sgp, dfedsam,
-dfedsam-mgs, dfedadmm, dfedadmm-sam, dfedsgpsm; dfedsgpsm-s's local rule) is derived from it (:func:`from_program`): the
-program is its one definition, and the hand-written rules it was built from before are the test oracle
-(:mod:`dfltheory.testing.handwritten`). The table entry maps the engine's hyper-parameter names to the program's
-(``momentum`` -> ``alpha``, ``lam`` -> ``lam_pen``) and keeps the Algorithm's other fields. The others (fedavg, fedprox,
-fedsam, scaffold: server rounds over sampled clients; dfedcata: its sequential schedule and the public code's clipping
-order; dfedpgp: the shared/personal split) are still built from the rules of :mod:`rules` and :mod:`communication`.
+dfedsam-mgs, dfedadmm, dfedadmm-sam, dfedsgpsm, dfedpgp, dfedpgp-pull; dfedsgpsm-s's local rule) is derived from it
+(:func:`from_program`): the program is its one definition, and the hand-written rules it was built from before are the
+test oracle (:mod:`dfltheory.testing.handwritten`). The table entry maps the engine's hyper-parameter names to the
+program's (``momentum`` -> ``alpha``, ``lam`` -> ``lam_pen``) and keeps the Algorithm's other fields. The others
+(fedavg, fedprox, fedsam, scaffold: server rounds over sampled clients; dfedcata: its sequential schedule and the public
+code's clipping order; dfedsgpsm-s's communication: P(t) drawn from the losses) are still built from the rules of
+:mod:`rules` and :mod:`communication`.
 
 | name          | local rule                                  | communication                  | source |
 |---------------|---------------------------------------------|--------------------------------|--------|
@@ -111,24 +112,33 @@ def dfedavgm(hp):
     return from_program("dfedavgm", "dfedavgm", hp, {"alpha": beta}, params={"momentum": beta})
 
 
+def _centralized(program: str, hp: dict, given: dict, **fields) -> Algorithm:
+    """A server algorithm derived from its program: the participants' fraction ``participation`` (0.1) and the
+    server's weights ``server_weights`` (FedAvg's n_i-weighted average; None: uniform)."""
+    from dfltheory.program import PROGRAMS
+
+    participation = hp.get("participation", 0.1)
+    return program_algorithm(PROGRAMS[program], given, extras=tuple(extras(hp)),
+                             server_weights=hp.get("server_weights"), participation=participation, **fields)
+
+
 def fedavg(hp):
-    """Sampled clients run K SGD steps; the server averages them (global lr 1)."""
-    return Algorithm("fedavg", R.sgd(*extras(hp)), _server(hp), participation=hp.get("participation", 0.1),
-                     decentralized=False)
+    """Sampled clients run K SGD steps; the server averages them (global lr 1; program ``fedavg``)."""
+    return _centralized("fedavg", hp, {})
 
 
 def fedprox(hp):
-    """FedAvg on the local objective f_i(x) + (mu/2)||x - x^t||^2."""
+    """FedAvg on the local objective f_i(x) + (mu/2)||x - x^t||^2 (program ``fedprox``)."""
     mu = hp.get("mu", 0.01)
-    return Algorithm("fedprox", R.sgd(R.proximal(mu), *extras(hp)), _server(hp),
-                     participation=hp.get("participation", 0.1), decentralized=False, params={"mu": mu})
+    check_range("mu", mu, 0.0)
+    return _centralized("fedprox", hp, {"mu": mu}, params={"mu": mu})
 
 
 def fedsam(hp):
-    """FedAvg with local SAM steps (Qu et al. 2022); rho = 0.1 as in card dfedadmm §8."""
+    """FedAvg with local SAM steps (Qu et al. 2022); rho = 0.1 as in card dfedadmm §8 (program ``fedsam``)."""
     rho = hp.get("rho", 0.1)
-    return Algorithm("fedsam", R.chain(R.sam(rho), *extras(hp)), _server(hp),
-                     participation=hp.get("participation", 0.1), decentralized=False, params={"rho": rho})
+    check_range("rho", rho, 0.0)
+    return _centralized("fedsam", hp, {"rho": rho}, params={"rho": rho})
 
 
 def scaffold(hp):

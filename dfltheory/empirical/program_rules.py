@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import torch
 
 from dfltheory.empirical import communication as C
@@ -66,8 +67,8 @@ class _LocalOps:
 class _CommOps:
     """The steps of the communication on the engine's :class:`communication.CommContext`."""
 
-    def __init__(self, state: dict, ctx: C.CommContext, fresh: bool):
-        self.state, self.ctx, self.fresh = state, ctx, fresh
+    def __init__(self, state: dict, ctx: C.CommContext, fresh: bool, weights: torch.Tensor | None = None):
+        self.state, self.ctx, self.fresh, self.weights = state, ctx, fresh, weights
         self.anchor = state.get("x_start")
 
     def gossip(self, X, Q=1):
@@ -76,6 +77,17 @@ class _CommOps:
             X = self.ctx.mixer(W, X)
             self.ctx.sent += C.links(W)
         return X
+
+    def server_average(self, X):
+        """x_i <- sum_{j in S} p_j x_j for every i, p uniform over the participants S or the ``weights`` (length m)
+        normalised on S; 2|S| models sent (:class:`communication.server_average`)."""
+        active = self.ctx.active
+        p = torch.ones(len(active), dtype=X.dtype, device=X.device)
+        if self.weights is not None:
+            p = self.weights[active.cpu()].to(X.dtype).to(X.device)
+        p = p / p.sum()
+        self.ctx.sent += 2 * len(active)
+        return (p @ X[active]).expand_as(X).clone()
 
     def push_sum(self, X):
         P = self.ctx.W()
@@ -149,9 +161,10 @@ class ProgramComm(C.CommRule):
     """The program's communication rule (module docstring); ``fresh``: a new W per gossip step (``Q`` of them per
     round) from a time-varying topology."""
 
-    def __init__(self, program: Program, params, fresh: bool = False):
+    def __init__(self, program: Program, params, fresh: bool = False, weights=None):
         self.program, self.params, self.fresh, self.name = program, params, fresh, f"{program.name}:communicate"
         self.draws = params.get("Q", 1) if fresh else 1
+        self.weights = None if weights is None else torch.as_tensor(np.asarray(weights, dtype=np.float64))
 
     def init_state(self, x):
         rows = {"ps_weight": torch.ones(x.shape[0], 1, dtype=x.dtype, device=x.device)} \
@@ -161,7 +174,7 @@ class ProgramComm(C.CommRule):
         return rows
 
     def apply(self, state, cstate, ctx):
-        ops = _CommOps(state, ctx, self.fresh)
+        ops = _CommOps(state, ctx, self.fresh, self.weights)
         self.program.communicate(ops, state, self.params)
         if self.program.start is not None:
             state["x"] = self.program.start(ops, state, self.params)
@@ -185,15 +198,18 @@ def _aux(program: Program, params):
 
 
 def algorithm(program: Program, params=None, /, *, fresh: bool = False, name: str | None = None,
-              extras: tuple[R.Transform, ...] = (), **fields):
+              extras: tuple[R.Transform, ...] = (), server_weights=None, **fields):
     """The engine's :class:`~dfltheory.empirical.algorithms.Algorithm` of ``program`` at ``params`` (a dict of the
     program's hyper-parameters; the program's defaults fill in the others), named ``name`` (default the program's),
-    its direction followed by the transforms ``extras``; ``fields`` set the Algorithm's other fields (``params``,
+    its direction followed by the transforms ``extras``, a server's average weighted by ``server_weights`` (length m;
+None: uniform over the participants); ``fields`` set the Algorithm's other fields (``params``,
     ``K_v``, ``split``, ...) over the ones the program gives (K, stochastic, x_bar, aux)."""
     p = program.bind(**(params or {}))
     slot = program.metric.slot
     x_bar = None if slot == "x" else (lambda state, cstate: state[slot].mean(0))
     given = dict(K=program.K, params=dict(p), stochastic="column" if program.mixing == "push-sum" else "row",
-                 x_bar=x_bar, aux=_aux(program, p) if program.metric.name != "x_bar" else None)
-    return Algorithm(name or program.name, ProgramRule(program, p, extras), ProgramComm(program, p, fresh),
+                 x_bar=x_bar, aux=_aux(program, p) if program.metric.name != "x_bar" else None,
+                 decentralized=program.mixing != "server")
+    return Algorithm(name or program.name, ProgramRule(program, p, extras),
+                     ProgramComm(program, p, fresh, server_weights),
                      **{**given, **fields})

@@ -16,13 +16,15 @@ step                        meaning (row i: client i)                           
 ``ops.normalize(G)``        G_i / ||G_i|| (SAM's ascent; **nonlinear**)                   not expressible: refused
 ``ops.anchor``              the round-start x (the centre of proximal / ADMM terms)       a point
 ``ops.eta``                 the local step size of this round                             a number
-``ops.decay``               the learning-rate decay so far, eta^t / eta^0 (a second step  not expressible (no
-                            size that decays like eta: DFedPGP's eta_v)                   such step)
-``ops.personal(X)``,        X on the personal (resp. shared) coordinates, 0 on the        not expressible:
-``ops.shared(X)``           others (DFedPGP's v and u; the mask is the model's split)     refused (AttributeError)
-``ops.personal_phase``      this local step moves the personal part (the first ``K_v``    idem
+``ops.decay``               the learning-rate decay so far, eta^t / eta^0 (a second step  torch only: the PEP
+                            size that decays like eta: DFedPGP's eta_v)                   has no such step
+``ops.personal(X)``,        X on the personal (resp. shared) coordinates, 0 on the        torch only (no PEP
+``ops.shared(X)``           others (DFedPGP's v and u; the mask is the model's split)     model of a split yet)
+``ops.personal_phase``      this local step moves the personal part (the first ``K_v``    torch only
                             local units of the round; ``Program.personal``)
-``ops.clip(D, c)``          D_i min(1, c / (||D_i|| + EPS)) (clipping; **nonlinear**)     idem
+``ops.clip(D, c)``          D_i min(1, c / (||D_i|| + EPS)) (clipping; **nonlinear**)     torch only
+``ops.server_average(X)``   every row <- the (weighted) mean of the round's participants'  torch only (no PEP
+                            rows (FedAvg's server round, global lr 1; ``mixing="server"``) model of a server)
 ==========================  ==========================================================  =======================
 
 Push-sum on a model with personal coordinates mixes and de-biases the shared ones only (``ops.push_sum``,

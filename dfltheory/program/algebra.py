@@ -14,6 +14,8 @@ __all__ = ["KINDS", "METRIC_KINDS", "Metric", "NotExpressible", "Params", "Progr
 KINDS = ("point", "vector")
 #: what a PEP model bounds: min over t < T, the average over t < T, or the last round's value (t = T - 1)
 METRIC_KINDS = ("min", "average", "last")
+#: how a program's clients communicate (``Program.mixing``)
+MIXINGS = ("gossip", "push-sum", "server")
 
 
 class NotExpressible(ValueError):
@@ -94,7 +96,8 @@ class Program:
     update ``s`` in place); ``start(ops, s, p) -> x`` where x is not carried (built from the other slots at every
     round start). ``params``: the hyper-parameters read, with their defaults (None: required). ``queries``: gradient
     calls per local step (at the given params), ``K``: a fixed number of local steps (None: the run's),
-    ``mixing``: "gossip" (a symmetric doubly stochastic W) or "push-sum" (a column-stochastic P, weights w);
+    ``mixing``: "gossip" (a symmetric doubly stochastic W), "push-sum" (a column-stochastic P, weights w) or
+    "server" (a server averages the round's participants: a centralized algorithm);
     ``keeps_start``: the communication reads ``ops.anchor``, the round-start x (the torch rules keep it a round);
     ``personal``: the hyper-parameter that counts the local units, first in each round, that move the personal
     coordinates only (DFedPGP's K_v; the step reads ``ops.personal_phase``), None where every coordinate is shared."""
@@ -126,8 +129,8 @@ class Program:
         if self.personal is not None and self.personal not in self.params:
             raise ValueError(f"program {self.name!r}: personal={self.personal!r} must name one of its hyper-parameters "
                              f"{sorted(self.params)}")
-        if self.mixing not in ("gossip", "push-sum"):
-            raise ValueError(f"program {self.name!r}: mixing must be 'gossip' or 'push-sum', got {self.mixing!r}")
+        if self.mixing not in MIXINGS:
+            raise ValueError(f"program {self.name!r}: mixing must be one of {MIXINGS}, got {self.mixing!r}")
 
     def bind(self, **given) -> Params:
         """The program's :class:`Params` from ``given`` (unknown names refused, defaults filled in)."""

@@ -14,7 +14,7 @@ import math
 from dfltheory.program.algebra import Metric, Program, Slot
 
 __all__ = ["BASELINES", "MEAN", "MOMENTUM", "PUSH_MEAN", "admm_extrapolation", "admm_gamma", "gossip", "heavy_ball",
-           "local_gradient", "parallel_gossip", "push_sum", "sam_queries"]
+           "local_gradient", "parallel_gossip", "push_sum", "sam_queries", "server_average"]
 
 
 def admm_gamma(eta: float, lam_pen: float, K) -> float:
@@ -76,6 +76,17 @@ def push_sum(ops, s, p):
     s["x"] = ops.push_sum(s["x"])
 
 
+def server_average(ops, s, p):
+    """x <- sum_{i in S} p_i x_i, sent back to every client (FedAvg's server round with global lr 1; cards dfedsam
+    §3.3, dfedcata §3.3)."""
+    s["x"] = ops.server_average(s["x"])
+
+
+def _proximal(ops, s, p):
+    """d = g + mu (x - x^t): K steps on f_i + (mu/2)||x - x^t||^2 (FedProx, card dfedcata §3.3)."""
+    return local_gradient()(ops, s, p) + p.mu * (s["x"] - ops.anchor)
+
+
 def sam_queries(p):
     """SAM's two gradient calls per local step."""
     return 2
@@ -105,6 +116,13 @@ def _baselines():
         Program("dfedavgm", "DFedAvgM: K local heavy-ball steps v = alpha v + grad f_i(y), y -= eta v (v reset each "
                 "round), then Q gossip steps", heavy_ball(), gossip, slots=(Slot("x"), MOMENTUM), metric=MEAN,
                 params=dict(q, alpha=0.9)),
+        Program("fedavg", "FedAvg: the round's participants run K local gradient steps, then a server averages them "
+                "(global lr 1)", local_gradient(), server_average, metric=MEAN, mixing="server"),
+        Program("fedprox", "FedProx: FedAvg with K local steps on f_i + (mu/2)||x - x^t||^2", _proximal,
+                server_average, metric=MEAN, params=dict(mu=0.01), mixing="server"),
+        Program("fedsam", "FedSAM: FedAvg with K local SAM steps (the normalised ascent y + rho g/||g||; Qu et al. "
+                "2022)", local_gradient(True), server_average, metric=MEAN, params=dict(rho=0.1),
+                queries=sam_queries, mixing="server"),
         Program("sgp", "SGP: one local gradient step at the de-biased z = x/w applied to the numerator x, then "
                 "push-sum with a column-stochastic P (needs K = 1, alpha = 0)",
                 local_gradient(), push_sum, metric=PUSH_MEAN, K=1, mixing="push-sum"),

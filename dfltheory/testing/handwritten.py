@@ -124,11 +124,35 @@ def dfedpgp_pull(hp):
     return replace(dfedpgp(hp), name="dfedpgp-pull", stochastic="row")
 
 
+def _server(hp):
+    return C.server_average(hp.get("server_weights"))
+
+
+def fedavg(hp):
+    """Sampled clients run K SGD steps; the server averages them (global lr 1)."""
+    return Algorithm("fedavg", R.sgd(*extras(hp)), _server(hp), participation=hp.get("participation", 0.1),
+                     decentralized=False)
+
+
+def fedprox(hp):
+    """FedAvg on the local objective f_i(x) + (mu/2)||x - x^t||^2."""
+    mu = hp.get("mu", 0.01)
+    return Algorithm("fedprox", R.sgd(R.proximal(mu), *extras(hp)), _server(hp),
+                     participation=hp.get("participation", 0.1), decentralized=False, params={"mu": mu})
+
+
+def fedsam(hp):
+    """FedAvg with local SAM steps (Qu et al. 2022)."""
+    rho = hp.get("rho", 0.1)
+    return Algorithm("fedsam", R.chain(R.sam(rho), *extras(hp)), _server(hp),
+                     participation=hp.get("participation", 0.1), decentralized=False, params={"rho": rho})
+
+
 #: algorithm name -> its hand-written factory (the oracle of the program-derived one)
 ORACLES = {"dpsgd": dpsgd, "dpsgd-atc": dpsgd_atc, "dfedavg": dfedavg, "dfedavgm": dfedavgm, "sgp": sgp,
            "dfedsam": dfedsam, "dfedsam-mgs": dfedsam_mgs, "dfedadmm": dfedadmm, "dfedadmm-sam": dfedadmm_sam,
            "dfedsgpsm": dfedsgpsm, "dfedsgpsm-s": dfedsgpsm_s,
-           "dfedpgp": dfedpgp, "dfedpgp-pull": dfedpgp_pull}
+           "dfedpgp": dfedpgp, "dfedpgp-pull": dfedpgp_pull, "fedavg": fedavg, "fedprox": fedprox, "fedsam": fedsam}
 
 
 def make(name: str, **hp) -> Algorithm:

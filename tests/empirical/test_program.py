@@ -64,6 +64,10 @@ CASES = [
     ("dfedpgp", {}, RandomPushSumTopology),
     ("dfedpgp", {"K_v": 2, "momentum": 0.9, "lr_v": 0.02, "weight_decay": 0.01, "clip": 0.5}, RandomPushSumTopology),
     ("dfedpgp-pull", {"momentum": 0.5}, None),
+    ("fedavg", {"participation": 0.5}, None),
+    ("fedavg", {"participation": 1.0, "server_weights": np.arange(1.0, M + 1)}, None),
+    ("fedprox", {"mu": 0.1, "participation": 0.5, "clip": 0.5}, None),
+    ("fedsam", {"rho": 0.05, "participation": 0.5}, None),
 ]
 
 
