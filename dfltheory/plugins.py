@@ -4,7 +4,10 @@ models through the public functions (docs/extending.md):
 * :func:`dfltheory.bounds.register_paper` (theorems: :class:`~dfltheory.bounds.Theorem` data with sympy terms);
 * :func:`dfltheory.empirical.algorithms.register_algorithm` (a local rule composed with a communication rule);
 * :func:`dfltheory.verify.plans.register_plan` (how ``verify`` tests a theorem);
-* :func:`dfltheory.pep.register_pep_model` (the PEP model ``pep`` runs for it).
+* :func:`dfltheory.pep.register_pep_model` (the PEP model ``pep`` runs for it);
+* :func:`dfltheory.verify.claims.register_claims` (its experimental claims, with its options per data set) and
+  :func:`dfltheory.verify.claims_index.register_card` (its card's §10 items in docs/claims.md);
+* :func:`dfltheory.pep.register_pep_bound` (which built-in PEP models one of its theorems bounds).
 
 ``dfltheory --plugin FILE_OR_MODULE COMMAND ...`` (the option may also follow the command, and repeat) loads a plugin
 before the command line is parsed, so that its ids are valid choices everywhere; installed packages may instead

@@ -26,12 +26,7 @@ OWN = ("papers", "testing")  # the papers' own folder, and the test helpers (fix
 ALGORITHM_PILLARS = ("empirical", "pep", "program")  # where a bare paper id names the paper's algorithm
 
 #: (file, literal) -> why it still stands in shared code; (file, None): every paper name of that file
-EXCEPTIONS: dict[tuple[str, str | None], str] = {
-    ("dfltheory/pep/compare.py", None):
-        "the PEP models' theorems (which variant of which theorem covers a model, and each variant's terms at the "
-        "PEP's settings): pep sits below the papers and cannot read their plans; the models are being rewritten as "
-        "step programs (dfltheory.program) by another engineer, and move with them",
-}
+EXCEPTIONS: dict[tuple[str, str | None], str] = {}  # none left (issue 35 item 1): keep it so
 
 
 def _docstrings(tree: ast.AST) -> set[int]:
@@ -97,7 +92,7 @@ def test_the_reader_tells_a_paper_from_an_algorithm_and_a_docstring():
 def test_a_built_in_paper_is_one_folder():
     """Each built-in paper has its package with the modules of every pillar, each with a register()."""
     for paper in BUILTIN:
-        for part in ("__init__", "theorems", "algorithms", "plan", "claims"):
+        for part in ("__init__", "theorems", "algorithms", "plan", "claims", "pep"):
             assert (PACKAGE / "papers" / paper / f"{part}.py").is_file(), f"dfltheory/papers/{paper}/{part}.py"
 
 

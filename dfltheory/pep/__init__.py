@@ -25,7 +25,7 @@ See docs/pep.md for what each value certifies and the limits.
 """
 
 from dfltheory.pep.certify import Certificate, certificate_table, certify, tune, verify_certificate
-from dfltheory.pep.compare import THEOREMS, VARIANTS, compare
+from dfltheory.pep.compare import BOUNDS, PEPBound, compare, register_pep_bound
 from dfltheory.pep.interpolation import check as interpolation_check
 from dfltheory.pep.mixing import ExplicitMixing, PushSumMixing, SpectralClass, as_mixing
 from dfltheory.pep.problem import (ALGORITHMS, GAPS, HETEROGENEITY_AT, MAX_GRAM, MAX_SECONDS, METRICS, PEPResult,
@@ -34,8 +34,9 @@ from dfltheory.pep.problem import (ALGORITHMS, GAPS, HETEROGENEITY_AT, MAX_GRAM,
 from dfltheory.pep.sweep import W_lambda, plot, sweep
 from dfltheory.pep.table import pep_table
 
-__all__ = ["ALGORITHMS", "GAPS", "HETEROGENEITY_AT", "MAX_GRAM", "MAX_SECONDS", "METRICS", "THEOREMS", "VARIANTS",
-           "Certificate", "ExplicitMixing", "PEPResult", "PEPSolveError", "PushSumMixing", "Size", "SpectralClass",
-           "W_lambda", "admm_gamma", "as_mixing", "certificate_table", "certify", "compare", "estimate_size",
-           "interpolation_check", "metric_text", "pep_table", "plot", "register_pep_model", "sweep", "tune",
+__all__ = ["ALGORITHMS", "BOUNDS", "GAPS", "HETEROGENEITY_AT", "MAX_GRAM", "MAX_SECONDS", "METRICS",
+           "Certificate", "ExplicitMixing", "PEPBound", "PEPResult", "PEPSolveError", "PushSumMixing", "Size",
+           "SpectralClass", "W_lambda", "admm_gamma", "as_mixing", "certificate_table", "certify", "compare",
+           "estimate_size", "interpolation_check", "metric_text", "pep_table", "plot", "register_pep_bound",
+           "register_pep_model", "sweep", "tune",
            "verify_certificate", "worst_case"]

@@ -669,12 +669,11 @@ def paper_bound(settings: dict, T: int) -> dict:
     """The bound at sigma_l = 0 of the theorem covering the algorithm (``compare``'s main reading; DFedCata A's at
     Xi = 0, the paper's claim) for the instance ``settings`` at T rounds: {theorem, bound (None if no theorem covers
     it or a condition fails), reason}."""
-    from dfltheory.pep.compare import WITH_XI, _one, mixing_lambda, theorem_for, theorem_values
+    from dfltheory.pep.compare import _one, main_reading, mixing_lambda, theorem_values
     from dfltheory.pep.problem import PEPResult
 
     s = dict(settings, T=T, metric=METRICS[settings["algorithm"]])
-    tid = theorem_for(s["algorithm"])
-    tid = f"{tid}@Xi=0" if tid in WITH_XI else tid
+    tid = main_reading(s["algorithm"])
     result = PEPResult(math.inf, math.inf, "", "", 0.0, Size(0, 0, 0, 0.0), {}, s)  # the theorem reads the settings
     values, reason = theorem_values(result, mixing_lambda(s))
     row = _one(tid, values, reason, result)

@@ -16,12 +16,14 @@ def _registries() -> list[dict | list]:
     from dfltheory.verify import claims, claims_index, plans
 
     catalog = importlib.import_module("dfltheory.bounds.catalog")  # the module (the package exports its function)
+    compare = importlib.import_module("dfltheory.pep.compare")  # the module (the package exports its function)
     catalog.catalog(), plans.plans()  # the built-in entries are registered before the snapshot
     return [catalog.PAPERS, catalog.EXPERIMENTS, catalog.SIGMA_G_FORM, catalog.TOPOLOGY_KEYS, catalog._THEOREMS,
             algorithms.ALGORITHMS,
             plans.PLANS, claims.PAPERS, claims.CLAIMS, claims.PAPER_BASE, claims.PAPER_ROUNDS, claims.QUANTITY,
             claims.DEVIATIONS, claims.PAPER_SETTING, claims.DATA_OPTIONS, claims_index.CARDS,
             problem.ALGORITHMS, problem.METRICS, problem._POINT, problem.LIKE, problem.THEOREM_OF, program.PROGRAMS,
+            compare.BOUNDS,
             plugins._LOADED]
 
 
