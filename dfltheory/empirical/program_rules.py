@@ -89,12 +89,18 @@ class _CommOps:
         self.ctx.sent += 2 * len(active)
         return (p @ X[active]).expand_as(X).clone()
 
-    def push_sum(self, X):
-        P = self.ctx.W()
+    def push_sum(self, X, P=None):
+        P = self.ctx.W() if P is None else P
         mixed = self.ctx.mixer(P, X)
         self.state["ps_weight"] = self.ctx.mixer(P, self.state["ps_weight"])
         self.ctx.sent += C.links(P)
         return mixed if self.ctx.shared is None else torch.where(self.ctx.shared, mixed, X)
+
+    def push_sum_by_loss(self, X):
+        """Push-sum with P(t) redrawn from the clients' losses at their de-biased models z = x/w
+        (:class:`communication.loss_selected_push_sum`)."""
+        losses = self.ctx.losses(R.debias(X, self.state["ps_weight"]))
+        return self.push_sum(X, self.ctx.mixing.redrawn(self.ctx.t, losses=losses.detach().cpu().double().numpy()))
 
     def debias(self, X):
         return R.debias(X, self.state.get("ps_weight"), self.ctx.shared)

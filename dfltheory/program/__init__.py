@@ -25,6 +25,8 @@ step                        meaning (row i: client i)                           
 ``ops.clip(D, c)``          D_i min(1, c / (||D_i|| + EPS)) (clipping; **nonlinear**)     torch only
 ``ops.server_average(X)``   every row <- the (weighted) mean of the round's participants'  torch only (no PEP
                             rows (FedAvg's server round, global lr 1; ``mixing="server"``) model of a server)
+``ops.push_sum_by_loss(X)`` ``ops.push_sum`` with P(t) drawn from the clients' losses at    torch only (P is no
+                            z = x/w (the topology's ``losses`` parameter; DFedSGPSM-S)      fixed matrix)
 ==========================  ==========================================================  =======================
 
 Push-sum on a model with personal coordinates mixes and de-biases the shared ones only (``ops.push_sum``,

@@ -71,11 +71,6 @@ CASES = [
 ]
 
 
-#: algorithms whose local rule is a program's and whose communication is still hand-written (no step of the
-#: algebra draws P(t) from the clients' losses yet)
-COMM_HAND_WRITTEN = {"dfedsgpsm-s"}
-
-
 def _same_algorithm_fields(derived, oracle):
     """The table's algorithm keeps the hand-written one's fields: what the engine, the CLI and the cache keys read."""
     for field in ("name", "K", "params", "participation", "decentralized", "stochastic", "K_v", "topology", "unused",
@@ -89,7 +84,7 @@ def _same_algorithm_fields(derived, oracle):
 def test_the_tables_derived_round_is_the_hand_written_round(data, name, hp, topology):
     derived_algo, oracle_algo = A.make(name, **hp), handwritten.make(name, **hp)
     assert isinstance(derived_algo.local, ProgramRule)
-    assert isinstance(derived_algo.comm, ProgramComm) or name in COMM_HAND_WRITTEN
+    assert isinstance(derived_algo.comm, ProgramComm)
     _same_algorithm_fields(derived_algo, oracle_algo)
     derived, oracle = engine(data, derived_algo, topology), engine(data, oracle_algo, topology)
     x0 = oracle.state["x"].clone()
