@@ -3,14 +3,12 @@ baselines are defined here, a paper's own algorithms (dfedsam, dfedsgpsm, ...) i
 ``dfltheory/papers/<id>/algorithms.py``; both are registered through :func:`register_algorithm` when the table is first
 read (:func:`dfltheory.plugins.load_builtin`).
 
-An algorithm that has a step program (:mod:`dfltheory.program`: dpsgd, dpsgd-atc, dfedavg, dfedavgm, sgp, dfedsam,
-dfedsam-mgs, dfedadmm, dfedadmm-sam, dfedsgpsm, dfedpgp, dfedpgp-pull; dfedsgpsm-s's local rule) is derived from it
-(:func:`from_program`): the program is its one definition, and the hand-written rules it was built from before are the
-test oracle (:mod:`dfltheory.testing.handwritten`). The table entry maps the engine's hyper-parameter names to the
-program's (``momentum`` -> ``alpha``, ``lam`` -> ``lam_pen``) and keeps the Algorithm's other fields. The others
-(fedavg, fedprox, fedsam, scaffold: server rounds over sampled clients; dfedcata: its sequential schedule and the public
-code's clipping order; dfedsgpsm-s's communication: P(t) drawn from the losses) are still built from the rules of
-:mod:`rules` and :mod:`communication`.
+Every algorithm is derived from its step program (:mod:`dfltheory.program`; :func:`from_program`) except dfedcata: the
+program is its one definition, and the hand-written rules it was built from before are the test oracle
+(:mod:`dfltheory.testing.handwritten`). The table entry maps the engine's hyper-parameter names to the program's
+(``momentum`` -> ``alpha``, ``lam`` -> ``lam_pen``) and keeps the Algorithm's other fields. dfedcata is still built
+from the rules of :mod:`rules` and :mod:`communication`: the engine's sequential schedule needs its
+``nesterov_extrapolation`` rule, and the public code clips between the anchor pull and the weight decay.
 
 | name          | local rule                                  | communication                  | source |
 |---------------|---------------------------------------------|--------------------------------|--------|
@@ -142,10 +140,8 @@ def fedsam(hp):
 
 
 def scaffold(hp):
-    """SCAFFOLD with option-II control variates and global lr 1."""
-    return Algorithm("scaffold", R.sgd(R.scaffold_correction(), *extras(hp)),
-                     C.chain_comm(_server(hp), C.scaffold_control()),
-                     participation=hp.get("participation", 0.1), decentralized=False)
+    """SCAFFOLD with option-II control variates and global lr 1 (program ``scaffold``)."""
+    return _centralized("scaffold", hp, {})
 
 
 def sgp(hp):

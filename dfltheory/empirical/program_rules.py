@@ -30,7 +30,7 @@ class _LocalOps:
     the personal coordinates only (:attr:`ProgramRule.phase`)."""
 
     def __init__(self, ctx: R.StepContext, personal_phase: bool = False):
-        self.ctx, self.anchor, self.eta, self.decay = ctx, ctx.anchor, ctx.lr, ctx.decay
+        self.ctx, self.anchor, self.eta, self.decay, self.K = ctx, ctx.anchor, ctx.lr, ctx.decay, ctx.K
         self.personal_phase = personal_phase
 
     def grad(self, X):
@@ -77,6 +77,16 @@ class _CommOps:
             X = self.ctx.mixer(W, X)
             self.ctx.sent += C.links(W)
         return X
+
+    @property
+    def m(self) -> int:
+        return self.ctx.m
+
+    def server_sum(self, X):
+        """x_i <- sum_{j in S} x_j for every i, the participants' sum sent back to all (2|S| models sent)."""
+        active = self.ctx.active
+        self.ctx.sent += 2 * len(active)
+        return X[active].sum(0).expand_as(X).clone()
 
     def server_average(self, X):
         """x_i <- sum_{j in S} p_j x_j for every i, p uniform over the participants S or the ``weights`` (length m)

@@ -25,6 +25,9 @@ step                        meaning (row i: client i)                           
 ``ops.clip(D, c)``          D_i min(1, c / (||D_i|| + EPS)) (clipping; **nonlinear**)     torch only
 ``ops.server_average(X)``   every row <- the (weighted) mean of the round's participants'  torch only (no PEP
                             rows (FedAvg's server round, global lr 1; ``mixing="server"``) model of a server)
+``ops.server_sum(X)``       every row <- the sum of the participants' rows (SCAFFOLD's     torch only
+                            control update); ``ops.m`` the number of clients
+``ops.K``                   the local steps of this round (per client with local epochs)  a number
 ``ops.push_sum_by_loss(X)`` ``ops.push_sum`` with P(t) drawn from the clients' losses at    torch only (P is no
                             z = x/w (the topology's ``losses`` parameter; DFedSGPSM-S)      fixed matrix)
 ==========================  ==========================================================  =======================

@@ -87,6 +87,25 @@ def _proximal(ops, s, p):
     return local_gradient()(ops, s, p) + p.mu * (s["x"] - ops.anchor)
 
 
+def _corrected(ops, s, p):
+    """d = g - c_i + c (SCAFFOLD, Karimireddy et al. 2020; card dfedcata §3.3)."""
+    return local_gradient()(ops, s, p) - s["c_local"] + s["c_global"]
+
+
+def _control_variates(ops, s, p):
+    """Option II: c_i^+ = c_i - c + (x^t - x_K)/(K eta); c_delta = c_i^+ - c_i kept for the server."""
+    new = s["c_local"] - s["c_global"] + (ops.anchor - s["x"]) / (ops.K * ops.eta)
+    s["c_delta"] = new - s["c_local"]
+    s["c_local"] = new
+
+
+def _scaffold_server(ops, s, p):
+    """x <- the participants' mean; c <- c + (1/m) sum_{i in S} (c_i^+ - c_i), sent back to every client."""
+    s["x"] = ops.server_average(s["x"])
+    s["c_global"] = s["c_global"] + ops.server_sum(s["c_delta"]) / ops.m
+    s["c_delta"] = 0 * s["c_delta"]
+
+
 def sam_queries(p):
     """SAM's two gradient calls per local step."""
     return 2
@@ -123,6 +142,11 @@ def _baselines():
         Program("fedsam", "FedSAM: FedAvg with K local SAM steps (the normalised ascent y + rho g/||g||; Qu et al. "
                 "2022)", local_gradient(True), server_average, metric=MEAN, params=dict(rho=0.1),
                 queries=sam_queries, mixing="server"),
+        Program("scaffold", "SCAFFOLD (option II control variates, global lr 1): the participants' K steps "
+                "corrected by c - c_i, then the server averages the models and updates c",
+                _corrected, _scaffold_server, round_end=_control_variates, metric=MEAN, mixing="server",
+                slots=(Slot("x"), Slot("c_local", init="zero", kind="vector"),
+                       Slot("c_global", init="zero", kind="vector"), Slot("c_delta", init="zero", kind="vector"))),
         Program("sgp", "SGP: one local gradient step at the de-biased z = x/w applied to the numerator x, then "
                 "push-sum with a column-stochastic P (needs K = 1, alpha = 0)",
                 local_gradient(), push_sum, metric=PUSH_MEAN, K=1, mixing="push-sum"),

@@ -148,11 +148,19 @@ def fedsam(hp):
                      participation=hp.get("participation", 0.1), decentralized=False, params={"rho": rho})
 
 
+def scaffold(hp):
+    """SCAFFOLD with option-II control variates and global lr 1."""
+    return Algorithm("scaffold", R.sgd(R.scaffold_correction(), *extras(hp)),
+                     C.chain_comm(_server(hp), C.scaffold_control()),
+                     participation=hp.get("participation", 0.1), decentralized=False)
+
+
 #: algorithm name -> its hand-written factory (the oracle of the program-derived one)
 ORACLES = {"dpsgd": dpsgd, "dpsgd-atc": dpsgd_atc, "dfedavg": dfedavg, "dfedavgm": dfedavgm, "sgp": sgp,
            "dfedsam": dfedsam, "dfedsam-mgs": dfedsam_mgs, "dfedadmm": dfedadmm, "dfedadmm-sam": dfedadmm_sam,
            "dfedsgpsm": dfedsgpsm, "dfedsgpsm-s": dfedsgpsm_s,
-           "dfedpgp": dfedpgp, "dfedpgp-pull": dfedpgp_pull, "fedavg": fedavg, "fedprox": fedprox, "fedsam": fedsam}
+           "dfedpgp": dfedpgp, "dfedpgp-pull": dfedpgp_pull, "fedavg": fedavg, "fedprox": fedprox, "fedsam": fedsam,
+           "scaffold": scaffold}
 
 
 def make(name: str, **hp) -> Algorithm:

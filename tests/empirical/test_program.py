@@ -68,6 +68,8 @@ CASES = [
     ("fedavg", {"participation": 1.0, "server_weights": np.arange(1.0, M + 1)}, None),
     ("fedprox", {"mu": 0.1, "participation": 0.5, "clip": 0.5}, None),
     ("fedsam", {"rho": 0.05, "participation": 0.5}, None),
+    ("scaffold", {"participation": 0.5}, None),
+    ("scaffold", {"participation": 1.0, "weight_decay": 0.01}, None),
 ]
 
 

@@ -225,15 +225,15 @@ def test_a_program_states_its_slots_and_parameters():
 
 
 def test_a_program_whose_name_is_taken_is_refused_before_anything_is_registered():
-    """A program named like a training algorithm that is no program (scaffold) is refused whole, the same way twice: no registry keeps a
-    half-registered program."""
+    """A program named like a training algorithm that is no program (dfedcata) is refused whole, the same way twice:
+    no registry keeps a half-registered program."""
     import dataclasses
 
     from dfltheory.pep.problem import ALGORITHMS, register_program
 
-    clash = dataclasses.replace(PROGRAMS["dfedavg"], name="scaffold")
+    clash = dataclasses.replace(PROGRAMS["dfedavg"], name="dfedcata")
     with isolated():
         for _ in range(2):
-            with pytest.raises(ValueError, match="algorithm name 'scaffold' is taken"):
+            with pytest.raises(ValueError, match="algorithm name 'dfedcata' is taken"):
                 register_program(clash)
-        assert "scaffold" not in PROGRAMS and "scaffold" not in ALGORITHMS
+        assert "dfedcata" not in PROGRAMS and "dfedcata" not in ALGORITHMS
