@@ -58,15 +58,15 @@ def admm_run(topology, rounds=60, seed=0, **topo):
     new dual ghat^t, and sum_k (gamma_k / gamma) g_bar_k^t from the stochastic gradients the engine drew."""
     eng, _ = build({**LOGISTIC, "algo": "dfedadmm", "n": M, "K": K, "lr": ETA, "lam": LAM, "batch_size": B,
                     "seed": seed, "topology": topology, **topo})
-    oracle = eng.algo.local.transforms[0]  # the gradient oracle: g_{i,k}^t, one call per local step
-    original, drawn = oracle.direction, []
+    model = eng.model  # its batched gradient is the oracle: g_{i,k}^t, one call per local step
+    original, drawn = model.batched_grad, []
 
-    def recording(d, ctx):
-        g = original(d, ctx)
+    def recording(*args, **kwargs):
+        g = original(*args, **kwargs)
         drawn.append(g.double())
         return g
 
-    oracle.direction = recording
+    model.batched_grad = recording
     weights = [(ETA / LAM) * (1 - ETA / LAM) ** (K - 1 - k) / GAMMA for k in range(K)]
     rows = []
     for _ in range(rounds):
