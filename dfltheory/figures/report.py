@@ -59,8 +59,8 @@ def _bound_vs_gap_figure(example):
     right.set(xscale="log", yscale="log", xlabel="spectral gap 1 - lambda",
               ylabel="term of the bound on min_t E||grad f||^2", title="its terms at Q = 1")
     right.legend(fontsize="small")
-    fig.suptitle(", ".join(f"{k} = {v:g}" for k, v in values.items() if k not in ("T", "f0_minus_fstar")),
-                 fontsize="small")
+    fig.suptitle(example.illustration_text or ", ".join(f"{k} = {v:g}" for k, v in values.items()
+                                                         if k not in ("T", "f0_minus_fstar")), fontsize="small")
     return left
 
 

@@ -35,8 +35,8 @@ class WorkedExample:
     K, rho, m, Q, lam and the problem's constants L, sigma_g, sigma_l, B, f0_minus_fstar), and against
     ``corollary`` under its schedule: ``schedule(T, K, L, c, r)`` -> (eta, rho), with c the largest constant
     ``largest_c(T_min, K)`` that its condition allows at the smallest horizon. ``illustration``: the values at which
-    the report draws the theorem against the spectral gap (Q = 1, 2, 4); ``name``, ``gossip_name``,
-    ``theorem_name``, ``corollary_name``: how the report's text and captions name them."""
+    the report draws the theorem against the spectral gap (Q = 1, 2, 4), ``illustration_text`` its subtitle;
+    ``name``, ``gossip_name``, ``theorem_name``, ``corollary_name``: how the report's text and captions name them."""
 
     theorem: str
     corollary: str
@@ -52,6 +52,7 @@ class WorkedExample:
     rho: float = 0.01
     r: float = 0.05
     illustration: Mapping[str, float] = field(default_factory=dict)
+    illustration_text: str = ""  # the figure's subtitle (default: the values, one by one)
 
 
 def example_run(example: WorkedExample, out: Path, n: int, rounds: int, eta: float, rho: float, K: int = 5,

@@ -19,7 +19,8 @@ EXAMPLE = WorkedExample(
     largest_c=lambda T, K: math.sqrt(T / (100 * K)),
     name="DFedSAM", gossip_name="DFedSAM(-MGS)", theorem_name="Theorem 4.1", corollary_name="Corollary 4.1.1",
     illustration=dict(eta=1e-3, K=5, T=1000, L=1.0, rho=0.01, sigma_l=1.0, sigma_g=1.0, B=1.0, m=100,
-                      f0_minus_fstar=2.3))
+                      f0_minus_fstar=2.3),
+    illustration_text="eta = 1e-3, K = 5, L = 1, rho = 0.01, sigma_l = sigma_g = B = 1, m = 100")
 
 PLAN = PaperPlan(
     "dfedsam", "synthetic-robust", "eta", K=4, rate="dfedsam.cor4.1.1.derived",
