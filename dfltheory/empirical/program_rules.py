@@ -5,7 +5,10 @@ A client-stacked point is a tensor of shape (m, d) (rows = clients). :class:`Pro
 engine applies x <- x - eta d), ``round_start`` restarts the slots reset every round, ``round_end`` runs the
 program's. :class:`ProgramComm` is a :class:`~dfltheory.empirical.communication.CommRule` running its
 communication: ``ops.gossip`` multiplies by W (Q times), ``ops.push_sum`` by P with the weights w (``ps_weight``),
-``ops.debias`` divides by w, ``ops.normalize`` is the row-wise g / (||g|| + EPS) of :class:`rules.sam`.
+``ops.debias`` divides by w, ``ops.normalize`` is the row-wise g / (||g|| + EPS) of :class:`rules.sam`; the
+other steps of the algebra's table (``personal``/``shared`` masks, ``clip``, the server's ``server_average`` and
+``server_sum``, ``push_sum_by_loss``) are the hand-written rules' operations, in their order, so that a derived
+algorithm equals its hand-written oracle bit for bit (``tests/empirical/test_program.py``).
 :func:`algorithm` composes them into an :class:`~dfltheory.empirical.composed.Algorithm`;
 :func:`dfltheory.empirical.algorithms.register_program` makes a program an algorithm of ``train``.
 """
@@ -215,11 +218,11 @@ def _aux(program: Program, params):
 
 def algorithm(program: Program, params=None, /, *, fresh: bool = False, name: str | None = None,
               extras: tuple[R.Transform, ...] = (), server_weights=None, **fields):
-    """The engine's :class:`~dfltheory.empirical.algorithms.Algorithm` of ``program`` at ``params`` (a dict of the
+    """The engine's :class:`~dfltheory.empirical.composed.Algorithm` of ``program`` at ``params`` (a dict of the
     program's hyper-parameters; the program's defaults fill in the others), named ``name`` (default the program's),
-    its direction followed by the transforms ``extras``, a server's average weighted by ``server_weights`` (length m;
-None: uniform over the participants); ``fields`` set the Algorithm's other fields (``params``,
-    ``K_v``, ``split``, ...) over the ones the program gives (K, stochastic, x_bar, aux)."""
+    its direction followed by the transforms ``extras``, a server's average weighted by ``server_weights`` (length
+    m; None: uniform over the participants); ``fields`` set the Algorithm's other fields (``params``, ``K_v``,
+    ``split``, ...) over the ones the program gives (K, stochastic, x_bar, aux, decentralized)."""
     p = program.bind(**(params or {}))
     slot = program.metric.slot
     x_bar = None if slot == "x" else (lambda state, cstate: state[slot].mean(0))
