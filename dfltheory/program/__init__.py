@@ -27,13 +27,14 @@ step                        meaning (row i: client i)                           
                             rows (FedAvg's server round, global lr 1; ``mixing="server"``) model of a server)
 ``ops.server_sum(X)``       every row <- the sum of the participants' rows (SCAFFOLD's     torch only
                             control update); ``ops.m`` the number of clients
-``ops.K``                   the local steps of this round (per client with local epochs)  a number
+``ops.K``                   the local steps of this round (per client with local epochs)  torch only
 ``ops.push_sum_by_loss(X)`` ``ops.push_sum`` with P(t) drawn from the clients' losses at    torch only (P is no
                             z = x/w (the topology's ``losses`` parameter; DFedSGPSM-S)      fixed matrix)
 ==========================  ==========================================================  =======================
 
 Push-sum on a model with personal coordinates mixes and de-biases the shared ones only (``ops.push_sum``,
-``ops.debias``).
+``ops.debias``). A "torch only" step is none of the PEP interpreter's: a program that takes one (fedavg, fedprox,
+fedsam, scaffold, dfedpgp, dfedsgpsm-s) trains but is no PEP model.
 
 A :class:`Program` names its state (:class:`Slot`: x, momentum, dual, the aggregates, each with its initial value),
 the local step's direction d (x <- x - eta d, K times per round), what happens after the K steps (``round_end``) and
