@@ -34,11 +34,11 @@ from the rules of :mod:`rules` and :mod:`communication`: the engine's sequential
 
 from __future__ import annotations
 
-import math
 import re
 
 from collections.abc import Callable
 
+from dfltheory.constraints import INF, Interval, check
 from dfltheory.empirical import communication as C
 from dfltheory.empirical import rules as R
 from dfltheory.empirical.composed import Algorithm
@@ -66,12 +66,23 @@ def _server(hp: dict) -> C.CommRule:
     return C.server_average(hp.get("server_weights"))
 
 
-def check_range(name: str, value, low: float, high: float = math.inf, low_open: bool = False) -> None:
-    """ValueError unless ``low <= value < high`` (``low < value`` with ``low_open``): a hyper-parameter that the
-    program would take silently (a penalty of 0 divides by 0)."""
-    if not ((low < value) if low_open else (low <= value)) or not value < high:
-        interval = f"{'(' if low_open else '['}{low:g}, {high:g})"
-        raise ValueError(f"{name} must be in {interval}, got {value}; give a value in that interval")
+#: the hyper-parameters' ranges the table checks (a program takes any number: a penalty of 0 would divide by 0),
+#: the ones the hand-written rules refused
+HYPER_RANGES = {
+    "rho": Interval(0, INF, closed="left", meaning="the SAM radius"),
+    "momentum": Interval(0, 1, closed="left", meaning="the local heavy-ball momentum"),
+    "lam": Interval(0, INF, closed="neither", meaning="the ADMM penalty lambda"),
+    "Q": Interval(1, INF, closed="left", meaning="gossip steps per round"),
+    "mu": Interval(0, INF, closed="left", meaning="the proximal coefficient"),
+    "K_v": Interval(0, INF, closed="left", meaning="personal local steps per round"),
+    "lr_v": Interval(0, INF, closed="neither", meaning="the personal learning rate"),
+    "clip": Interval(0, INF, closed="neither", meaning="the largest norm of a local step's direction"),
+}
+
+
+def check_hyper(name: str, value):
+    """``value`` if it lies in ``HYPER_RANGES[name]``, else the ValueError of :func:`dfltheory.constraints.check`."""
+    return check(name, value, HYPER_RANGES[name])
 
 
 def from_program(program: str, name: str, hp: dict, given: dict | None = None, **fields) -> Algorithm:
@@ -106,7 +117,7 @@ def dfedavg(hp):
 def dfedavgm(hp):
     """DFedAvg with local heavy-ball momentum (0.9 in all papers; card dfedsam §8), the program's alpha."""
     beta = hp.get("momentum", 0.9)
-    check_range("momentum", beta, 0.0, 1.0)
+    check_hyper("momentum", beta)
     return from_program("dfedavgm", "dfedavgm", hp, {"alpha": beta}, params={"momentum": beta})
 
 
@@ -128,14 +139,14 @@ def fedavg(hp):
 def fedprox(hp):
     """FedAvg on the local objective f_i(x) + (mu/2)||x - x^t||^2 (program ``fedprox``)."""
     mu = hp.get("mu", 0.01)
-    check_range("mu", mu, 0.0)
+    check_hyper("mu", mu)
     return _centralized("fedprox", hp, {"mu": mu}, params={"mu": mu})
 
 
 def fedsam(hp):
     """FedAvg with local SAM steps (Qu et al. 2022); rho = 0.1 as in card dfedadmm §8 (program ``fedsam``)."""
     rho = hp.get("rho", 0.1)
-    check_range("rho", rho, 0.0)
+    check_hyper("rho", rho)
     return _centralized("fedsam", hp, {"rho": rho}, params={"rho": rho})
 
 

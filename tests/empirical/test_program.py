@@ -132,3 +132,13 @@ def test_a_program_with_a_different_step_gives_a_different_round(data):
     a.round()
     b.round()
     assert (a.state["x"] - b.state["x"]).abs().max() > 1e-4
+
+
+@pytest.mark.parametrize("name,hp,named", [("dfedadmm", {"lam": 0.0}, "lam"), ("dfedsam-mgs", {"Q": 0}, "Q"),
+                                           ("dfedsgpsm", {"momentum": 1.0}, "momentum"), ("fedprox", {"mu": -1}, "mu"),
+                                           ("dfedpgp", {"lr_v": 0.0}, "lr_v"), ("fedsam", {"rho": -0.1}, "rho")])
+def test_a_hyper_parameter_out_of_its_range_is_refused_by_name(name, hp, named):
+    """The program takes any number (a penalty of 0 divides by 0): the table refuses what the hand-written rules
+    refused, naming the hyper-parameter and its range."""
+    with pytest.raises(ValueError, match=f"^{named} must be a finite number"):
+        A.make(name, **hp)

@@ -4,15 +4,15 @@ them with their sources). The engine's ``lam`` is the programs' penalty ``lam_pe
 
 from __future__ import annotations
 
-from dfltheory.empirical.algorithms import check_range, from_program
+from dfltheory.empirical.algorithms import check_hyper, from_program
 
 
 def _dfedadmm(name, rho, hp):
     lam = hp.get("lam", 0.1)
-    check_range("the ADMM penalty lam", lam, 0.0, low_open=True)
+    check_hyper("lam", lam)
     given = {"lam_pen": lam} if rho is None else {"lam_pen": lam, "rho": rho}
     if rho is not None:
-        check_range("rho", rho, 0.0)
+        check_hyper("rho", rho)
     return from_program(name, name, hp, given, params={"lam": lam, "rho": rho})
 
 

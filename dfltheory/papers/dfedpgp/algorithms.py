@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from dfltheory.empirical.algorithms import check_range
+from dfltheory.empirical.algorithms import check_hyper
 from dfltheory.empirical.program_rules import algorithm
 from dfltheory.program import PROGRAMS
 
@@ -36,13 +36,13 @@ def dfedpgp(hp):
     (seed 003 L189), one optimizer per phase; weight decay and clipping act inside the step, as that optimizer's."""
     K_v, lr_v, layers, beta = hp.get("K_v", 1), hp.get("lr_v"), hp.get("personal"), hp.get("momentum", 0.0)
     decay, clip = hp.get("weight_decay"), hp.get("clip")
-    check_range("K_v (personal steps per round)", K_v, 0)
+    check_hyper("K_v", K_v)
     if beta:
-        check_range("momentum", beta, 0.0, 1.0)
+        check_hyper("momentum", beta)
     if lr_v is not None:
-        check_range("the personal learning rate lr_v", lr_v, 0.0, low_open=True)
+        check_hyper("lr_v", lr_v)
     if clip:
-        check_range("clip (the largest norm of a local step's direction)", clip, 0.0, low_open=True)
+        check_hyper("clip", clip)
     given = {"K_v": K_v, "lr_v": lr_v or 0.0, "momentum": beta, "weight_decay": decay or 0.0, "clip": clip or 0.0}
     return algorithm(PROGRAMS["dfedpgp"], given, params={"K_v": K_v, "lr_v": lr_v, "personal": layers,
                                                          "momentum": beta}, K_v=K_v, split=personal_split(layers))

@@ -4,13 +4,13 @@ with their sources)."""
 
 from __future__ import annotations
 
-from dfltheory.empirical.algorithms import check_range, from_program
+from dfltheory.empirical.algorithms import check_hyper, from_program
 
 
 def dfedsam(hp):
     """Algorithm 1 with Q = 1: y <- y - eta grad F(y + rho g/||g||) (eq. (3)); X^{t+1} = W Z^t (eq. (4))."""
     rho = hp.get("rho", 0.01)
-    check_range("rho", rho, 0.0)
+    check_hyper("rho", rho)
     return from_program("dfedsam", "dfedsam", hp, {"rho": rho}, params={"rho": rho})
 
 
@@ -18,8 +18,8 @@ def dfedsam_mgs(hp):
     """Algorithm 1 with Q gossip steps replacing eq. (4): X^{t+1} = W^Q Z^t (eq. (5), (14); card §3.1); a fresh W
     per gossip step with ``fresh_gossip`` (the experiments' protocol, seed 001 L307)."""
     rho, Q = hp.get("rho", 0.01), hp.get("Q", 4)
-    check_range("rho", rho, 0.0)
-    check_range("Q (gossip steps per round)", Q, 1)
+    check_hyper("rho", rho)
+    check_hyper("Q", Q)
     return from_program("dfedsam", "dfedsam-mgs", hp, {"rho": rho, "Q": Q}, params={"rho": rho, "Q": Q},
                         fresh=bool(hp.get("fresh_gossip", False)))
 

@@ -5,13 +5,13 @@ losses), derived from their step programs (:mod:`dfltheory.papers.dfedsgpsm.prog
 
 from __future__ import annotations
 
-from dfltheory.empirical.algorithms import check_range, from_program
+from dfltheory.empirical.algorithms import check_hyper, from_program
 
 
 def _dfedsgpsm(name, hp, **fields):
     rho, alpha = hp.get("rho", 0.1), hp.get("momentum", 0.9)
-    check_range("rho", rho, 0.0)
-    check_range("momentum", alpha, 0.0, 1.0)
+    check_hyper("rho", rho)
+    check_hyper("momentum", alpha)
     return from_program(name, name, hp, {"rho": rho, "alpha": alpha}, params={"rho": rho, "momentum": alpha},
                         **fields)
 
