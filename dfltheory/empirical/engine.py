@@ -90,6 +90,7 @@ def check_compile(device: torch.device) -> None:
 
 #: the most sample indices one round's batch plan may hold (2^27: about 2 GiB with its float64 draws)
 MAX_PLAN_ENTRIES = 2**27
+FUSED_STEPS = 8  # compiled local steps of one round run as one call up to this K (Engine._steps_fn)
 ROUND_COPIES = 4  # (m, d) working tensors of a round beside the state: anchor, gradient, direction, mixed models
 
 
@@ -247,6 +248,9 @@ class Engine:
             rule, first = algorithm.local, {}  # each step k runs as the first step of its phase
             self._phase_k = [first.setdefault(rule.phase(k, self.unit), k) for k in range(self.K)]
             self._step = torch.compile(self._step_fn, dynamic=False)
+            # up to FUSED_STEPS local steps run as one compiled call (a call's own cost, ~0.3 ms on CPU, is most of
+            # a round of a small problem); more are unrolled too long to compile: one call a step
+            self._steps = torch.compile(self._steps_fn, dynamic=False) if self.K <= FUSED_STEPS else None
 
     def _check_state_memory(self, x0: torch.Tensor) -> None:
         """Refuse, before it is allocated, a state of m clients that does not fit the device: its tensors drawn on
@@ -353,17 +357,28 @@ class Engine:
         ctx.x.sub_(lr * d)  # in place: the round's own copy of x (see _compiled_steps), no fresh (m, d) buffer
         return ctx.state
 
+    def _steps_fn(self, state: dict, anchor: torch.Tensor, xbs: torch.Tensor, ybs: torch.Tensor, lr: torch.Tensor,
+                  decay: torch.Tensor) -> dict:
+        """The K local steps (:meth:`_step_fn` K times, on the minibatches ``xbs[k]``, ``ybs[k]``) as one function for
+        ``torch.compile``."""
+        for k in range(self.K):
+            state = self._step_fn(state, anchor, xbs[k], ybs[k], lr, decay, self._phase_k[k])
+        return state
+
     def _compiled_steps(self, ctx: StepContext, idx: torch.Tensor) -> None:
-        """The K local steps through the compiled step (``compile=True``; the first call compiles)."""
+        """The K local steps through the compiled steps (``compile=True``; the first call compiles)."""
         x = ctx.x
         lr = torch.tensor(ctx.lr, dtype=x.dtype, device=x.device)
         decay = torch.tensor(ctx.decay, dtype=x.dtype, device=x.device)
         ctx.state["x"] = ctx.x.clone()  # updated in place by the steps; the anchor stays the round's start
         anchor = ctx.anchor
-        for k in range(self.K):
-            xb, yb = self.x_train[idx[k]], self.y_train[idx[k]]
+        calls = ([lambda s: self._steps(s, anchor, self.x_train[idx], self.y_train[idx], lr, decay)]
+                 if self._steps is not None else
+                 [lambda s, k=k: self._step(s, anchor, self.x_train[idx[k]], self.y_train[idx[k]], lr, decay,
+                                            self._phase_k[k]) for k in range(self.K)])
+        for call in calls:
             try:
-                ctx.state = self._step(ctx.state, anchor, xb, yb, lr, decay, self._phase_k[k])
+                ctx.state = call(ctx.state)
             except compile_failures() as err:
                 raise ValueError(f"torch.compile could not compile the local step of {self.algo.name} "
                                    f"({type(err).__name__}: {str(err).splitlines()[0][:200]}); run without "

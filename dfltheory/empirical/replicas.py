@@ -116,12 +116,17 @@ class Replicas:
         self.inputs, self.targets = engine.x_train[idx], engine.y_train[idx]
         grads = engine.model.vmapped_grad
         self._grads = torch.compile(grads, dynamic=False) if engine.compiled else grads  # as the engine's steps
+        self._twice = (torch.cat([self.inputs] * 2), torch.cat([self.targets] * 2))  # DFedPGP's two point sets
         self.prev = self.averages()  # x_bar_s^{t-1} (DFedCata: a_bar_s) of every copy
         self.pending = None  # DFedPGP's Delta_v^t / L_v, paired with the next round's Delta_ubar^t
 
     def averages(self) -> torch.Tensor:
-        """(S, d): each copy's average model (``Algorithm.average``)."""
-        return torch.stack([Copy(self.engine, s, self.m).x_bar() for s in range(self.S)])
+        """(S, d): each copy's average model (``Algorithm.average``; the mean of its rows of x, in one call, where
+        the algorithm names no other average)."""
+        e = self.engine
+        if e.algo.x_bar is None or e.sequential:
+            return e.state["x"].reshape(self.S, self.m, -1).mean(1)
+        return torch.stack([Copy(e, s, self.m).x_bar() for s in range(self.S)])
 
     def full_grads(self, P: torch.Tensor) -> torch.Tensor:
         """(S, m, d): grad f_i at P[s, i] on client i's whole data."""
@@ -136,8 +141,10 @@ class Replicas:
         xbar = self.averages()
         if self.quantity == "delta_pgp":
             s_mask, X = e.shared, e.state["x"].reshape(S, m, -1)
-            g_u = self.full_grads(torch.where(s_mask, self.prev[:, None, :], X)).mean(1)[:, s_mask]
-            g_v = self.full_grads(X)[:, :, ~s_mask]
+            # one batched call at both point sets: (u_bar^t, v_i^{t+1}) for Delta_ubar, (u_i, v_i) for Delta_v
+            P = torch.cat([torch.where(s_mask, self.prev[:, None, :], X), X])
+            G = self._grads(P.reshape(2 * S * m, -1), *self._twice).reshape(2 * S, m, -1)
+            g_u, g_v = G[:S].mean(1)[:, s_mask], G[S:][:, :, ~s_mask]
             out = (g_u**2).sum(1) / self.scales[0] + self.pending
             self.pending = (g_v**2).sum(2).mean(1) / self.scales[1]
         else:

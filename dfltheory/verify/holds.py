@@ -729,6 +729,44 @@ def _problem_horizons(paper: str, problem: str, theorems: tuple[str, ...], size:
     return _horizon_rows(replace(plan, problem=problem), [plan.target(t) for t in theorems], size)
 
 
+class Background:
+    """[fn(*a) for a in args] started at once in ``workers`` processes and collected later (:meth:`results`), so
+    that the longest runs of a verification train beside its other stages instead of after them (issue 33 item 4:
+    DFedPGP's informative run alone is ~180,000 rounds). With one worker nothing runs until :meth:`results`, which
+    is then :func:`pool_map`."""
+
+    def __init__(self, fn: Callable, args: Sequence[tuple], workers: int):
+        self.fn, self.args, self.workers, self.start = fn, list(args), workers, time.perf_counter()
+        self.pool = self.futures = None
+        if workers > 1 and len(self.args) > 1:
+            from concurrent.futures import ProcessPoolExecutor
+
+            self.pool = ProcessPoolExecutor(max_workers=min(workers, len(self.args)))
+            self.futures = [self.pool.submit(fn, *a) for a in self.args]
+
+    def results(self, progress: Callable | None = None) -> list:
+        """The results in order; ``progress(done, total, eta_seconds)`` as :func:`pool_map` (the runs already ended
+        counted at once)."""
+        if self.futures is None:
+            return pool_map(self.fn, self.args, self.workers, progress)
+        from concurrent.futures import as_completed
+
+        total = len(self.futures)
+        try:
+            for n, _ in enumerate(as_completed(self.futures), 1):
+                if progress:
+                    progress(n, total, (time.perf_counter() - self.start) / n * (total - n))
+            return [f.result() for f in self.futures]
+        finally:
+            self.close()
+
+    def close(self) -> None:
+        """Stop: the runs not started are cancelled (a run in training ends in its worker, which releases its cache
+        entry's lock)."""
+        if self.pool is not None:
+            self.pool.shutdown(wait=False, cancel_futures=True)
+
+
 def pool_map(fn: Callable, args: Sequence[tuple], workers: int, progress: Callable | None = None) -> list:
     """[fn(*a) for a in args] in order, in ``workers`` processes where there are more than one (and more than one
     call); ``progress(done, total, eta_seconds)`` before the first and after each call that ends."""
@@ -1090,41 +1128,46 @@ def verify(targets: Sequence[str] = ("all",), size: str | Size = "default", out:
               "verdicts": [], "overlays": {}, "topology": [], "rates": [], "horizons": [], "informative": [],
               "mutations": [],
               "constants": {}}
-    informed = []  # (plan, targets, T* rows) of each paper, for its informative runs
     found = horizon_rows(chosen, size, workers)
-    for paper, tgts in chosen.items():
-        rows, tables = found[paper]
-        plan = plans()[paper]
-        stage = (lambda name: (lambda d, t, e: progress(name, d, t, e)) if progress else None)
-        part = verify_paper(plan, tgts, size, cache, stage(f"{paper}: bound-holds runs"), workers, device)
-        result["constants"].update(tables)
-        stars = {(r["theorem"], r["topology"], r["constants"]): r["best"]["T_star"]
-                 for r in rows if not r.get("tuned") and r["problem"] == plan.problem}
-        for v in part["verdicts"]:
-            v["T_star"] = stars.get((v["theorem"], v.get("topology"), v.get("constants")))
-        result["horizons"] += rows
-        informed.append((plan, tgts, rows))
-        result["verdicts"] += part["verdicts"]
-        if any(t.main for t in tgts):
-            result["verdicts"] += [{"theorem": thm, "paper": paper, "variant": "printed", "main": True,
-                                    "setting": "-", "problem": "-", "topology": "-", "constants": "-",
-                                    "verdict": "not testable", "failed": [], "note": why,
-                                    "functional": "-", "instance_rationale": "no run can test it",
-                                    "c_star": {"factor": None, "instrument": None}, "term_shares": {}}
-                                   for thm, why in plan.untestable.items()]
-        result["overlays"][paper] = part["overlays"]
-        result["topology"] += part["topology"]
-        if rates and any(t.main for t in tgts):
-            r = rate(plan, size, cache, stage(f"{paper}: rate in T"), workers, device)
-            if r:
-                result["rates"].append(r)
+    # the informative runs need only the T* rows: they start now and train beside the bound-holds and rate runs,
+    # the longest first (DFedPGP's ~180,000 rounds would otherwise come after every other stage)
     name = next((k for k, v in SIZES.items() if v == size), "custom")
-    entries = [e for plan, tgts, rows in informed
-               for e in informative(plan, tgts, size, rows, out / "informative", device=device, size_name=name)]
+    entries = [e for paper, tgts in chosen.items()
+               for e in informative(plans()[paper], tgts, size, found[paper][0], out / "informative", device=device,
+                                    size_name=name)]
     jobs = [(e, i) for e in entries for i, _ in enumerate(e.get("candidates", ()))]
-    jobs.sort(key=lambda j: -j[0]["candidates"][j[1]]["R"])  # trained in parallel, longest first
-    trained = pool_map(replicated_terms, [e["candidates"][i]["job"] for e, i in jobs], workers,
-                       (lambda d, t, eta: progress("informative runs (beyond T*)", d, t, eta)) if progress else None)
+    jobs.sort(key=lambda j: -j[0]["candidates"][j[1]]["R"])  # longest first
+    background = Background(replicated_terms, [e["candidates"][i]["job"] for e, i in jobs], workers)
+    try:
+        for paper, tgts in chosen.items():
+            rows, tables = found[paper]
+            plan = plans()[paper]
+            stage = (lambda name: (lambda d, t, e: progress(name, d, t, e)) if progress else None)
+            part = verify_paper(plan, tgts, size, cache, stage(f"{paper}: bound-holds runs"), workers, device)
+            result["constants"].update(tables)
+            stars = {(r["theorem"], r["topology"], r["constants"]): r["best"]["T_star"]
+                     for r in rows if not r.get("tuned") and r["problem"] == plan.problem}
+            for v in part["verdicts"]:
+                v["T_star"] = stars.get((v["theorem"], v.get("topology"), v.get("constants")))
+            result["horizons"] += rows
+            result["verdicts"] += part["verdicts"]
+            if any(t.main for t in tgts):
+                result["verdicts"] += [{"theorem": thm, "paper": paper, "variant": "printed", "main": True,
+                                        "setting": "-", "problem": "-", "topology": "-", "constants": "-",
+                                        "verdict": "not testable", "failed": [], "note": why,
+                                        "functional": "-", "instance_rationale": "no run can test it",
+                                        "c_star": {"factor": None, "instrument": None}, "term_shares": {}}
+                                       for thm, why in plan.untestable.items()]
+            result["overlays"][paper] = part["overlays"]
+            result["topology"] += part["topology"]
+            if rates and any(t.main for t in tgts):
+                r = rate(plan, size, cache, stage(f"{paper}: rate in T"), workers, device)
+                if r:
+                    result["rates"].append(r)
+        trained = background.results(
+            (lambda d, t, eta: progress("informative runs (beyond T*)", d, t, eta)) if progress else None)
+    finally:
+        background.close()
     done = {(id(e), i): r for (e, i), r in zip(jobs, trained)}
     finished = {id(e): finish_informative(e, [done[(id(e), i)] for i in range(len(e["candidates"]))])
                 for e in entries if e.get("candidates")}

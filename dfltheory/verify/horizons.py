@@ -59,13 +59,30 @@ def _solve(thm, step: str, values: Mapping[str, float], T: float):
 
 
 def _bound(thm, step: str, values: Mapping[str, float], T: float, eta) -> np.ndarray:
-    vals = {**values, "T": T, step: eta}
+    """The bound at (T, eta) where every condition holds and it is finite and >= 0, else +inf (where it cannot be
+    evaluated, e.g. overflow at an extreme step, +inf at every step given)."""
+    f = _partial(thm, values)
     try:
-        out = np.asarray(thm.evaluate(**vals), dtype=float)
+        out, ok = f(T=T, **{step: eta})
+        out = np.asarray(out, dtype=float)
     except Exception:  # DomainError (overflow at an extreme step): no value there
         out = np.full(np.shape(eta), np.inf)
-    ok = np.asarray(thm.valid("all", **vals)) & np.isfinite(out) & (out >= 0)
+        ok = np.asarray(f.thm.valid("all", **{**values, "T": T, step: eta}))
+    ok = np.asarray(ok) & np.isfinite(out) & (out >= 0)
     return np.where(ok, out, np.inf)
+
+
+def _partial(thm, values: Mapping[str, float]):
+    """``thm.partial`` at ``values`` (validated once, kept for the searches that ask for them again)."""
+    key = (id(thm), thm.id, tuple(sorted(values.items())))
+    if key not in _PARTIAL:
+        if len(_PARTIAL) > 4096:
+            _PARTIAL.clear()
+        _PARTIAL[key] = thm.partial("all", **values)
+    return _PARTIAL[key]
+
+
+_PARTIAL: dict = {}
 
 
 #: how far inside an open end of the admissible set a step is taken (a strict condition eta < c: the bound is often

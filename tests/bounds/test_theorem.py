@@ -166,3 +166,26 @@ def test_a_condition_the_toolkit_adds_must_say_why():
     assert Condition(eta <= 1, "stated", Source("0", "L0")).origin == "paper"
     with pytest.raises(ValueError, match="origin"):
         Condition(eta <= 1, "x", origin="mine")
+
+
+def test_partial_gives_evaluate_and_valid_with_the_fixed_values_validated_once():
+    """Theorem.partial (the T* searches' evaluation): the bound and the conditions' mask equal evaluate and valid at
+    the same values, over arrays of steps; a bad fixed value is refused when the function is made."""
+    import numpy as np
+    import pytest
+
+    from dfltheory.bounds import get
+    from dfltheory.bounds.symbols import DomainError
+
+    thm = get("dfedsam.thm4.1")
+    fixed = {"K": 4, "L": 1.0, "rho": 0.01, "sigma_l": 0.1, "sigma_g": 0.5, "B": 0.0, "lam": 0.5, "m": 8, "Q": 1,
+             "f0_minus_fstar": 0.2}
+    fixed = {k: v for k, v in fixed.items() if k in thm.symbols}
+    f = thm.partial("all", **fixed)
+    eta = np.geomspace(1e-6, 1.0, 9)
+    out, ok = f(T=1000, eta=eta)
+    np.testing.assert_array_equal(ok, thm.valid("all", **fixed, T=1000, eta=eta))
+    np.testing.assert_allclose(out, thm.evaluate(**fixed, T=1000, eta=eta), rtol=0, atol=0)
+    assert ok.any() and not ok.all()  # the comparison covers both sides of a condition
+    with pytest.raises(DomainError):
+        thm.partial("all", **{**fixed, "K": -1})

@@ -233,3 +233,20 @@ def test_rate_in_T_follows_the_corollary_schedule(tmp_path):
     assert etas[0] / etas[2] == pytest.approx(2.0, rel=1e-12)  # eta = c/(sqrt(K) L sqrt(T))
     assert all(row["verdict"] == "holds" and row["bound"] > row["ci"][1] for row in r["rows"])
     assert r["measured_slope"] < 0 and r["bound_slope"] < 0
+
+
+def _square(x):
+    return x * x
+
+
+def test_background_runs_give_their_results_in_order_with_one_worker_or_two():
+    """The informative runs start before the other stages (holds.Background): the results come back in the order
+    given, with the progress of every run, whether two processes train them or they run at results()."""
+    from dfltheory.verify.holds import Background
+
+    for workers in (1, 2):
+        seen = []
+        bg = Background(_square, [(k,) for k in range(5)], workers)
+        assert bg.results(lambda done, total, eta: seen.append((done, total))) == [0, 1, 4, 9, 16]
+        assert seen[-1] == (5, 5)
+    Background(_square, [(1,), (2,)], 2).close()  # closing before collecting leaves nothing behind
