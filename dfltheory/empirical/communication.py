@@ -113,6 +113,7 @@ class CommContext:
 class CommRule:
     name = "comm"
     draws = 1  # mixing matrices drawn per round
+    sequential = False  # it also runs one client at a time, in place (the engine's sequential schedule)
 
     def init(self, x: torch.Tensor) -> dict[str, torch.Tensor]:
         """The rule's own tensors (``cstate``)."""
@@ -124,6 +125,15 @@ class CommRule:
 
     def apply(self, state: dict, cstate: dict, ctx: CommContext) -> None:
         raise NotImplementedError
+
+    def sequential_row(self, rows, X: torch.Tensor, W: torch.Tensor, state: dict, cstate: dict) -> torch.Tensor:
+        """The sequential (Gauss-Seidel) schedule's communication for clients ``rows`` (an index tensor), where
+        ``sequential``: ``X`` the current models (rows already trained this round and the others), ``W`` dense;
+        returns their round-start models and updates their rows of the rule's state."""
+        raise ValueError(f"{self.name} has no sequential (in-place) schedule; drop --sequential")
+
+    def sequential_end(self, state: dict, cstate: dict) -> None:
+        """After a sequential round's last client (the rule's averages over all rows)."""
 
 
 class gossip(CommRule):
@@ -196,6 +206,7 @@ class nesterov_extrapolation(CommRule):
     """
 
     name = "nesterov"
+    sequential = True
 
     def __init__(self, beta: float, mode: str = "A"):
         if mode not in ("A", "B"):
@@ -230,6 +241,12 @@ class nesterov_extrapolation(CommRule):
         y = self._extrapolate(a, X[c], cstate["agg"][c])
         cstate["agg"][c] = a
         return y
+
+    def sequential_row(self, rows, X, W, state, cstate):
+        return self.aggregate_row(rows, X, W, cstate)
+
+    def sequential_end(self, state, cstate):
+        cstate["agg_mean_prev"], cstate["agg_mean"] = cstate["agg_mean"], cstate["agg"].mean(0)
 
 
 class push_sum(CommRule):

@@ -27,6 +27,7 @@ class Algorithm:
     # x_bar(state, cstate) -> the average model the theory means; aux(...) -> {name: point} of auxiliary sequences
     x_bar: Callable | None = None
     aux: Callable | None = None
+    averaged: str | None = None  # the state entry whose clients' mean x_bar is (a program's metric slot), or None
     stochastic: str = "row"  # W must be row-stochastic (gossip) or column-stochastic (push-sum)
     K_v: int = 0  # personal steps before the K shared ones (DFedPGP)
     split: Callable | None = None  # FlatModel -> (d,) bool mask of the personal coordinates (DFedPGP)

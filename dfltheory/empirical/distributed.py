@@ -259,6 +259,8 @@ class DistributedEngine:
         """x_bar of the current blocks: the mean of the rows (an all-reduce), or the algorithm's own average
         (DFedCata's ā, global on every rank)."""
         e = self.engine
+        if e.algo.averaged is not None:  # the mean of a state slot over every rank's rows (DFedCata's aggregates)
+            return self._sum_rows(self.block[e.algo.averaged]) / e.m
         if e.algo.x_bar is not None:
             return e.algo.average(self.block, self.cblock).clone()
         return self._sum_rows(self.block["x"]) / e.m

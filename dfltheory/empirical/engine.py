@@ -55,7 +55,7 @@ from torch import nn
 
 from dfltheory.empirical import budget, chunk
 from dfltheory.empirical.algorithms import Algorithm
-from dfltheory.empirical.communication import CommContext, Mixing, links, nesterov_extrapolation
+from dfltheory.empirical.communication import CommContext, Mixing, links
 from dfltheory.empirical.functional import FlatModel
 from dfltheory.empirical.rules import StepContext
 
@@ -217,7 +217,7 @@ class Engine:
         if algorithm.topology and getattr(mixing.source, "name", None) != algorithm.topology:
             raise ValueError(f"{algorithm.name} redraws its graph from the clients' losses every round; use "
                              f"--topology {algorithm.topology} (out-neighbours per client: --topology-params k=...)")
-        if sequential and not isinstance(algorithm.comm, nesterov_extrapolation):
+        if sequential and not algorithm.comm.sequential:  # a rule that declares its in-place schedule
             raise ValueError("the sequential (in-place) aggregation exists only for dfedcata")
         self.sequential = sequential
         self.copies = 1  # independent copies of m / copies clients (a cohort sets it; the sequential round uses it)
@@ -449,14 +449,14 @@ class Engine:
         """Card dfedcata §3.2 item 1: for c = 1..m: aggregate (new rows j < c), extrapolate, train, overwrite.
         With ``copies`` S > 1 (independent copies of m / S clients under a block-diagonal W: a cohort) client c of
         every copy takes its turn at once, which is each copy's own sequential round."""
-        comm: nesterov_extrapolation = self.algo.comm
+        comm = self.algo.comm  # its declared in-place schedule (CommRule.sequential_row, Program.sequential)
         W = ctx.W()
         W = (W.to_dense() if W.layout != torch.strided else W).to(self.state["x"].dtype)
         X = self.state["x"].clone()
         per = self.m // self.copies
         for c in range(per):
             rows = torch.arange(c, self.m, per, device=self.device)
-            y = comm.aggregate_row(rows, X, W, self.cstate)
+            y = comm.sequential_row(rows, X, W, self.state, self.cstate)
             row = {k: v[rows] for k, v in self.state.items()}
             row["x"] = y
             row = self.local_phase(row, plan.idx[:, rows.cpu()], plan.lr)
@@ -465,7 +465,7 @@ class Engine:
                 if k != "x":
                     self.state[k][rows] = v
         self.state["x"] = X
-        self.cstate["agg_mean_prev"], self.cstate["agg_mean"] = self.cstate["agg_mean"], self.cstate["agg"].mean(0)
+        comm.sequential_end(self.state, self.cstate)
         ctx.sent += links(W)
 
     # ----- averages and checkpoints ---------------------------------------------------------------------

@@ -51,9 +51,9 @@ class _LocalOps:
     def shared(self, X):
         return torch.where(self._mask(), X, 0.0)
 
-    def clip(self, D, max_norm):
-        """:class:`rules.clip`'s d min(1, c / (||d|| + EPS))."""
-        return R.clip(max_norm).direction(D, self.ctx)
+    def clip(self, D, max_norm, eps=R.EPS):
+        """:class:`rules.clip`'s d min(1, c / (||d|| + eps))."""
+        return R.clip(max_norm, eps).direction(D, self.ctx)
 
     def _mask(self):
         if self.ctx.shared is None:
@@ -124,6 +124,22 @@ class _CommOps:
     normalize = _LocalOps.normalize
 
 
+class _RowOps:
+    """The communication of clients ``rows`` alone, in place (``Program.sequential``; card dfedcata §3.2 item 1):
+    ``ops.gossip`` of the rows' models is W[rows] X, X the current models of every client (rows < c already trained
+    this round, the others from the last round)."""
+
+    def __init__(self, X: torch.Tensor, W: torch.Tensor, rows: torch.Tensor, own: torch.Tensor):
+        self.X, self.W, self.rows, self.own = X, W, rows, own
+
+    def gossip(self, Y, Q=1):
+        if Q != 1:
+            raise ValueError(f"the sequential schedule mixes once per round; give Q=1 (got Q={Q}) or drop --sequential")
+        if Y is not self.own:
+            raise ValueError("the sequential schedule mixes the clients' own models (ops.gossip(s['x'])), nothing else")
+        return self.W[self.rows] @ self.X
+
+
 def _initial(slot, x):
     return x.clone() if slot.init == "x0" else torch.zeros_like(x)
 
@@ -183,6 +199,7 @@ class ProgramComm(C.CommRule):
     def __init__(self, program: Program, params, fresh: bool = False, weights=None):
         self.program, self.params, self.fresh, self.name = program, params, fresh, f"{program.name}:communicate"
         self.draws = params.get("Q", 1) if fresh else 1
+        self.sequential = program.sequential
         self.weights = None if weights is None else torch.as_tensor(np.asarray(weights, dtype=np.float64))
 
     def init_state(self, x):
@@ -199,6 +216,20 @@ class ProgramComm(C.CommRule):
             state["x"] = self.program.start(ops, state, self.params)
         if self.program.keeps_start:
             state["x_start"] = state["x"]  # X^{t+1}, where the next round starts (never changed in place)
+
+    def sequential_row(self, rows, X, W, state, cstate):
+        """The program's communication for clients ``rows`` alone (:class:`_RowOps`): their slots are updated in
+        ``state``; returns their round-start models (x, or ``start``'s)."""
+        s = {slot.name: state[slot.name][rows] for slot in self.program.carried if slot.name != "x"}
+        s["x"] = own = X[rows]
+        ops = _RowOps(X, W, rows, own)
+        self.program.communicate(ops, s, self.params)
+        if self.program.start is not None:
+            s["x"] = self.program.start(ops, s, self.params)
+        for name, value in s.items():
+            if name != "x":
+                state[name][rows] = value
+        return s["x"]
 
 
 def _aux(program: Program, params):
@@ -227,7 +258,7 @@ def algorithm(program: Program, params=None, /, *, fresh: bool = False, name: st
     slot = program.metric.slot
     x_bar = None if slot == "x" else (lambda state, cstate: state[slot].mean(0))
     given = dict(K=program.K, params=dict(p), stochastic="column" if program.mixing == "push-sum" else "row",
-                 x_bar=x_bar, aux=_aux(program, p) if program.metric.name != "x_bar" else None,
+                 x_bar=x_bar, averaged=slot, aux=_aux(program, p) if program.metric.name != "x_bar" else None,
                  decentralized=program.mixing != "server")
     return Algorithm(name or program.name, ProgramRule(program, p, extras),
                      ProgramComm(program, p, fresh, server_weights),

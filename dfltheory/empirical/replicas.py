@@ -66,9 +66,6 @@ class Copy:
                       and v.shape[0] == n}
         self.cstate = {k: v[self.rows] for k, v in engine.cstate.items() if torch.is_tensor(v) and v.dim()
                        and v.shape[0] == n}
-        if "agg" in self.cstate:  # DFedCata keeps the mean of the aggregated models over all rows: the copy's own
-            self.cstate["agg_mean"] = self.cstate["agg"].mean(0)
-            self.cstate["agg_mean_prev"] = self.cstate["agg_mean"] if xbar_prev is None else xbar_prev
         self.xbar_prev = self.x_bar() if xbar_prev is None else xbar_prev  # x_bar^{-1} := x_bar^0, as the engine's
 
     def x_bar(self) -> torch.Tensor:
@@ -121,11 +118,12 @@ class Replicas:
         self.pending = None  # DFedPGP's Delta_v^t / L_v, paired with the next round's Delta_ubar^t
 
     def averages(self) -> torch.Tensor:
-        """(S, d): each copy's average model (``Algorithm.average``; the mean of its rows of x, in one call, where
-        the algorithm names no other average)."""
+        """(S, d): each copy's average model (``Algorithm.average``; the mean of its rows of x, or of the state slot
+        the algorithm averages (``Algorithm.averaged``: DFedCata's aggregates), in one call)."""
         e = self.engine
-        if e.algo.x_bar is None or e.sequential:
-            return e.state["x"].reshape(self.S, self.m, -1).mean(1)
+        averaged = "x" if e.algo.x_bar is None or e.sequential else e.algo.averaged  # a slot's mean (Algorithm)
+        if averaged is not None:
+            return e.state[averaged].reshape(self.S, self.m, -1).mean(1)
         return torch.stack([Copy(e, s, self.m).x_bar() for s in range(self.S)])
 
     def full_grads(self, P: torch.Tensor) -> torch.Tensor:

@@ -6,7 +6,8 @@ initialised at 0, so that no zero term enters the SDP: DFedADMM's ghat^{-1} = 0,
 ``problem._oracle``), ``gossip`` is W^Q (an explicit W or sequence: exact linear combinations; the spectral class:
 new points under its conditions, ``consensus``), ``push_sum`` is P with the weights w^{t+1} = P_t w^t kept as
 numbers (so ``debias``, x_i / w_i, is the linear combination (1/w_i) x_i: exact for that P), ``normalize`` is not
-expressible (:class:`dfltheory.program.NotExpressible`).
+expressible (:class:`dfltheory.program.NotExpressible`), and so is every torch-only step of the algebra's table
+(:data:`dfltheory.program.TORCH_ONLY`: a server's average, the personal/shared masks, clipping, ...).
 
 :func:`rounds` runs the fixed-T PEP's T - 1 rounds (``problem._build``), :func:`one_round` one round from a free
 state (the certificate's, ``certify._one_round``): every slot carried across rounds is a new point per agent, and
@@ -18,7 +19,7 @@ from __future__ import annotations
 import numpy as np
 
 from dfltheory.pep.mixing import ExplicitMixing, PushSumMixing
-from dfltheory.program import NotExpressible, Params, Program
+from dfltheory.program import TORCH_ONLY, NotExpressible, Params, Program
 
 __all__ = ["ZERO", "Stack", "components", "one_round", "rounds"]
 
@@ -163,6 +164,13 @@ class _Ops:
     def grad(self, X):
         return Stack(self.query(i, p)[0] for i, p in enumerate(X.rows))
 
+    def __getattr__(self, name):
+        """A torch-only step of the algebra's table (:data:`dfltheory.program.TORCH_ONLY`): refused by name."""
+        if name in TORCH_ONLY:
+            raise NotExpressible(f"the program's step ops.{name} ({TORCH_ONLY[name]}) is torch only: no PEP expresses "
+                                 f"it; train the program (dfltheory train), or ask the PEP of a variant without it")
+        raise AttributeError(name)
+
     def normalize(self, G):
         raise NotExpressible("the normalised step g/||g|| is not a linear combination of points and gradients, so "
                              "no PEP expresses it; use the program's unnormalized variant (a named relaxation)")
@@ -243,14 +251,14 @@ def components(program: Program):
     """The potential's components of ``program``'s state (``certify.POTENTIALS``): per agent the deviation of each
     carried slot from its mean; common the metric's mean minus its previous mean (where the metric extrapolates) and
     the mean of each carried vector slot (a dual's mean; a model's mean enters through f)."""
-    agent = tuple(f"{s.sym}_i - {s.sym}_bar" for s in program.carried)
+    agent = tuple(f"{s.sym}_i - {s.sym}_bar" for s in program.state)
     common = []
     metric = program.metric
     if metric.extrapolation is not None:
         sym = _slot(program, metric.slot).sym
         common.append(f"{sym}_bar - {sym}_bar_prev" if metric.prev is None else
                       f"{sym}_bar - {_slot(program, metric.prev).sym}_bar")
-    common += [f"{s.sym}_bar" for s in program.carried if s.kind == "vector"]
+    common += [f"{s.sym}_bar" for s in program.state if s.kind == "vector"]
     return agent, tuple(common)
 
 
@@ -270,9 +278,10 @@ def one_round(program: Program, params: Params, query, mixing, m, K, eta):
     p = Params(params, eta=eta, K=K)
     c = program.metric.coefficient(p)
     metric = program.metric
-    s = {slot.name: Stack(Point() for _ in range(m)) for slot in program.carried}
+    s = {slot.name: Stack(Point() for _ in range(m)) for slot in program.state}
     prev = Point() if metric.extrapolation is not None and metric.prev is None else None
     _start(program, ops, s, p)
+    s.update({slot.name: s["x"] for slot in program.carried if slot.output})  # an output starts at x (Slot)
     state0 = dict(s)
     p0 = _metric_point(program, s, prev, c)
     mean0 = s[metric.slot].mean()
@@ -281,14 +290,14 @@ def one_round(program: Program, params: Params, query, mixing, m, K, eta):
 
     def state(st, before):
         dev = []
-        for slot in program.carried:
+        for slot in program.state:
             bar = st[slot.name].mean()
             dev.append([_sub(r, bar) for r in st[slot.name].rows])
         common = []
         if metric.extrapolation is not None:
             mean = st[metric.slot].mean()
             common.append(mean - (before if metric.prev is None else st[metric.prev].mean()))
-        common += [st[slot.name].mean() for slot in program.carried if slot.kind == "vector"]
+        common += [st[slot.name].mean() for slot in program.state if slot.kind == "vector"]
         return dev, common
 
     return p0, p1, state(state0, prev), state(s, mean0), consensus

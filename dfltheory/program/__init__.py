@@ -52,9 +52,9 @@ This module imports neither torch nor cvxpy nor PEPit.
 from __future__ import annotations
 
 from dfltheory.plugins import Registry, load_builtin
-from dfltheory.program.algebra import KINDS, METRIC_KINDS, Metric, NotExpressible, Params, Program, Slot
+from dfltheory.program.algebra import KINDS, METRIC_KINDS, TORCH_ONLY, Metric, NotExpressible, Params, Program, Slot
 
-__all__ = ["KINDS", "METRIC_KINDS", "Metric", "NotExpressible", "PROGRAMS", "Params", "Program", "Slot",
+__all__ = ["KINDS", "METRIC_KINDS", "Metric", "NotExpressible", "PROGRAMS", "Params", "Program", "Slot", "TORCH_ONLY",
            "register_program"]
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-__all__ = ["KINDS", "METRIC_KINDS", "Metric", "NotExpressible", "Params", "Program", "Slot"]
+__all__ = ["KINDS", "METRIC_KINDS", "Metric", "NotExpressible", "Params", "Program", "Slot", "TORCH_ONLY"]
 
 #: a slot's kind: a model ("point", moves with translations of the problem) or a "vector" (a dual variable, a
 #: momentum: its mean is part of the state, unlike a model's, which the potential sees through f)
@@ -16,6 +16,19 @@ KINDS = ("point", "vector")
 METRIC_KINDS = ("min", "average", "last")
 #: how a program's clients communicate (``Program.mixing``)
 MIXINGS = ("gossip", "push-sum", "server")
+#: the steps of the algebra's table that only the torch interpreter has (:mod:`dfltheory.program`'s table, "torch
+#: only"): step -> what it is; a PEP of a program that takes one is refused (:class:`NotExpressible`)
+TORCH_ONLY = {
+    "decay": "the learning-rate decay eta^t / eta^0, a second step size",
+    "personal": "the personal coordinates of a split model",
+    "shared": "the shared coordinates of a split model",
+    "personal_phase": "the personal phase of a split model's local steps",
+    "clip": "the norm clipping D_i min(1, c / (||D_i|| + eps))",
+    "server_average": "a server's average of the round's participants",
+    "server_sum": "a server's sum of the round's participants",
+    "K": "the round's local step count as a number",
+    "push_sum_by_loss": "push-sum with P(t) drawn from the clients' losses",
+}
 
 
 class NotExpressible(ValueError):
@@ -27,13 +40,19 @@ class NotExpressible(ValueError):
 class Slot:
     """A per-client state entry: its ``name``, initial value (``"x0"``, the common start, or ``"zero"``), its kind
     (:data:`KINDS`) and whether it restarts at its initial value every round (``reset``: local momentum, never
-    carried from one round to the next); ``symbol`` names it in formulas (a certificate's components)."""
+    carried from one round to the next); ``symbol`` names it in formulas (a certificate's components).
+
+    ``output``: the round writes it before any step reads it, and only the metric reads it (DFedCata reading A's
+    aggregate a^{t+1} = W x_K^t, whose mean the theory measures): no state of its own. It starts equal to x; a PEP's
+    free state (the one-round certificate) gives it x's points (the same mean under a doubly stochastic W) and no
+    component of the potential."""
 
     name: str
     init: str = "x0"
     kind: str = "point"
     reset: bool = False
     symbol: str = ""  # the name in formulas and in a certificate's components (default: ``name``)
+    output: bool = False
 
     @property
     def sym(self) -> str:
@@ -44,6 +63,9 @@ class Slot:
             raise ValueError(f"slot {self.name!r}: init must be 'x0' or 'zero', got {self.init!r}")
         if self.kind not in KINDS:
             raise ValueError(f"slot {self.name!r}: kind must be one of {KINDS}, got {self.kind!r}")
+        if self.output and (self.init != "x0" or self.kind != "point" or self.reset):
+            raise ValueError(f"slot {self.name!r}: an output slot is a model that starts at x (init='x0', "
+                             f"kind='point', reset=False)")
 
 
 @dataclass(frozen=True)
@@ -100,7 +122,10 @@ class Program:
     "server" (a server averages the round's participants: a centralized algorithm);
     ``keeps_start``: the communication reads ``ops.anchor``, the round-start x (the torch rules keep it a round);
     ``personal``: the hyper-parameter that counts the local units, first in each round, that move the personal
-    coordinates only (DFedPGP's K_v; the step reads ``ops.personal_phase``), None where every coordinate is shared."""
+    coordinates only (DFedPGP's K_v; the step reads ``ops.personal_phase``), None where every coordinate is shared;
+    ``sequential``: the communication can also run one client at a time, in place (the public DFedCata code's
+    Gauss-Seidel schedule, card dfedcata §3.2 item 1: client c mixes row c of W with the current models, those of
+    clients < c already trained this round; one gossip step per round)."""
 
     name: str
     description: str
@@ -116,6 +141,7 @@ class Program:
     mixing: str = "gossip"
     keeps_start: bool = False
     personal: str | None = None
+    sequential: bool = False
 
     def __post_init__(self):
         names = [s.name for s in self.slots]
@@ -151,3 +177,9 @@ class Program:
     def carried(self) -> tuple[Slot, ...]:
         """The slots carried from one round to the next (not the ones reset every round)."""
         return tuple(s for s in self.slots if not s.reset)
+
+    @property
+    def state(self) -> tuple[Slot, ...]:
+        """The carried slots that are state: a PEP's free point per agent, a component of the potential (not the
+        outputs, :class:`Slot`)."""
+        return tuple(s for s in self.carried if not s.output)

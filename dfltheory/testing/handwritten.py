@@ -155,12 +155,40 @@ def scaffold(hp):
                      participation=hp.get("participation", 0.1), decentralized=False)
 
 
+def _cata_aux(beta: float, mode: str):
+    """p^t = a_bar^t + beta/(1 - beta)(a_bar^t - a_bar^{t-1}) (card dfedcata §2, Lemma 6; mode B); mode A's mean
+    recursion has no momentum (card §6.1 L4), so there p^t = a_bar^t. a_bar^t, a_bar^{t-1}: the engine's x_bar^t
+    and x_bar^{t-1} (the rule's agg_mean, agg_mean_prev in the synchronous schedule; the trained models' means in
+    the sequential one, as the engine's x_bar there)."""
+
+    def aux(xbar, xbar_prev, cstate, lr, K):
+        return {"p": xbar + beta / (1 - beta) * (xbar - xbar_prev) if mode == "B" else xbar.clone()}
+
+    return aux
+
+
+def dfedcata(hp):
+    """Card dfedcata §3.1: local x <- x - eta(g + lam_pen (x - y_i) + wd x); aggregation with Nesterov (mode A or B).
+
+    The direction is built as the public code builds it (card §3.2 items 3-4; client/dfedcata.py): the gradient
+    of CE + lamb * (-<x, y_i>) is g - lam_pen y_i, clipped with clip_grad_norm_ (eps 1e-6) when ``clip`` is set,
+    and SGD's weight decay then adds (lam_pen + wd) x after the clipping. The average is the mean of the rule's
+    aggregates a (its agg_mean, taken of the same tensor)."""
+    lam_pen, beta, mode = hp.get("lam_pen", 0.05), hp.get("beta", 0.9), hp.get("mode", "A")
+    decay = lam_pen + hp.get("weight_decay", 0.0)
+    local = R.chain(R.gradient(), R.anchor_pull(lam_pen), *clip_rule(hp, R.TORCH_CLIP_EPS),
+                    *([R.weight_decay(decay)] if decay else []))
+    return Algorithm("dfedcata", local,
+                     C.nesterov_extrapolation(beta, mode), params={"lam_pen": lam_pen, "beta": beta, "mode": mode},
+                     x_bar=lambda state, cstate: cstate["agg"].mean(0), aux=_cata_aux(beta, mode))
+
+
 #: algorithm name -> its hand-written factory (the oracle of the program-derived one)
 ORACLES = {"dpsgd": dpsgd, "dpsgd-atc": dpsgd_atc, "dfedavg": dfedavg, "dfedavgm": dfedavgm, "sgp": sgp,
            "dfedsam": dfedsam, "dfedsam-mgs": dfedsam_mgs, "dfedadmm": dfedadmm, "dfedadmm-sam": dfedadmm_sam,
            "dfedsgpsm": dfedsgpsm, "dfedsgpsm-s": dfedsgpsm_s,
            "dfedpgp": dfedpgp, "dfedpgp-pull": dfedpgp_pull, "fedavg": fedavg, "fedprox": fedprox, "fedsam": fedsam,
-           "scaffold": scaffold}
+           "scaffold": scaffold, "dfedcata": dfedcata}
 
 
 def make(name: str, **hp) -> Algorithm:

@@ -167,8 +167,8 @@ def test_engine_runs_in_the_models_dtype_and_sequential_xbar_is_the_mean_of_the_
         seq.round()
         sync.round()
     assert torch.equal(seq.x_bar(), seq.state["x"].mean(0))
-    assert not torch.allclose(seq.x_bar(), seq.cstate["agg_mean"], atol=1e-4)
-    assert torch.equal(sync.x_bar(), sync.cstate["agg_mean"])
+    assert not torch.allclose(seq.x_bar(), seq.state["agg"].mean(0), atol=1e-4)  # the aggregates: a program slot
+    assert torch.equal(sync.x_bar(), sync.state["agg"].mean(0))
 
 
 def test_complete_graph_one_step_is_minibatch_sgd_on_the_average(data):

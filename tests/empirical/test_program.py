@@ -70,7 +70,23 @@ CASES = [
     ("fedsam", {"rho": 0.05, "participation": 0.5}, None),
     ("scaffold", {"participation": 0.5}, None),
     ("scaffold", {"participation": 1.0, "weight_decay": 0.01}, None),
+    ("dfedcata", {}, None),
+    ("dfedcata", {"mode": "B"}, None),
+    ("dfedcata", {"mode": "A", "lam_pen": 0.1, "beta": 0.5, "clip": 0.5, "weight_decay": 0.01}, None),
+    ("dfedcata", {"mode": "B", "lam_pen": 0.1, "beta": 0.5, "clip": 0.5, "weight_decay": 0.01}, None),
+    ("dfedcata", {"mode": "A", "lam_pen": 0.0, "beta": 0.0}, None),
 ]
+
+
+def _same_state(derived, oracle):
+    """Every entry of the oracle's state, and the aggregates the program keeps as slots (the hand-written rule keeps
+    them in its own state, cstate: a, its mean, the previous mean), bit for bit."""
+    assert set(oracle.state) <= set(derived.state)
+    for key in oracle.state:
+        assert torch.equal(derived.state[key], oracle.state[key]), key
+    if "agg" in oracle.cstate:
+        assert torch.equal(derived.state["agg"], oracle.cstate["agg"])
+        assert torch.equal(derived.state["agg"].mean(0), oracle.cstate["agg_mean"])
 
 
 def _same_algorithm_fields(derived, oracle):
@@ -90,7 +106,7 @@ def test_the_tables_derived_round_is_the_hand_written_round(data, name, hp, topo
     _same_algorithm_fields(derived_algo, oracle_algo)
     derived, oracle = engine(data, derived_algo, topology), engine(data, oracle_algo, topology)
     x0 = oracle.state["x"].clone()
-    assert derived.K == oracle.K and set(derived.state) == set(oracle.state)
+    assert derived.K == oracle.K and set(derived.state) - set(oracle.state) <= {"agg", "agg_prev"}
     for _ in range(3):
         derived.round()
         oracle.round()
@@ -99,13 +115,47 @@ def test_the_tables_derived_round_is_the_hand_written_round(data, name, hp, topo
     assert err < 1e-12, err
     assert torch.equal(derived.state["x"], oracle.state["x"])  # the same operations in the same order: bit for bit
     assert (oracle.state["x"] - x0).abs().max() > 1e-3  # the models moved
-    for key in oracle.state:
-        assert (derived.state[key] - oracle.state[key]).abs().max().item() < 1e-12, key
-    assert (derived.x_bar() - oracle.x_bar()).abs().max().item() < 1e-12
+    _same_state(derived, oracle)
+    assert torch.equal(derived.x_bar(), oracle.x_bar())
     ours, theirs = derived.aux_points(), oracle.aux_points()
     assert set(ours) == set(theirs)
     for key in theirs:
-        assert (ours[key] - theirs[key]).abs().max().item() < 1e-12
+        assert torch.equal(ours[key], theirs[key]), key
+
+
+@pytest.mark.parametrize("hp", [{"mode": "A"}, {"mode": "B"},
+                                {"mode": "A", "lam_pen": 0.1, "beta": 0.5, "clip": 0.5, "weight_decay": 0.01},
+                                {"mode": "B", "lam_pen": 0.1, "beta": 0.5, "clip": 0.5, "weight_decay": 0.01}],
+                         ids=["A", "B", "A-clip-decay", "B-clip-decay"])
+def test_dfedcatas_sequential_round_from_its_program_is_the_hand_written_one(data, hp):
+    """The public code's in-place schedule (client c aggregates the models clients < c trained this round), which
+    the program declares (Program.sequential; the interpreter's ProgramComm.sequential_row): bit for bit over 3
+    rounds, the aggregates, the measured average (the trained models' mean) and the point p included."""
+    derived_algo, oracle_algo = A.make("dfedcata", **hp), handwritten.make("dfedcata", **hp)
+    assert isinstance(derived_algo.comm, ProgramComm) and derived_algo.comm.sequential
+    mixing = lambda: C.Mixing(ring(M))  # noqa: E731
+    derived, oracle = (Engine(FlatModel(net(data), loss_fn(data.task)), data, algo, mixing(), K=3, lr=0.05,
+                              lr_decay=0.9, batch_size=5, seed=0, sequential=True)
+                       for algo in (derived_algo, oracle_algo))
+    x0 = oracle.state["x"].clone()
+    for _ in range(3):
+        derived.round()
+        oracle.round()
+        assert derived.sent == oracle.sent
+    assert (oracle.state["x"] - x0).abs().max() > 1e-3
+    _same_state(derived, oracle)
+    assert torch.equal(derived.x_bar(), oracle.x_bar())
+    assert torch.equal(derived.aux_points()["p"], oracle.aux_points()["p"])
+    sync = engine(data, A.make("dfedcata", **hp))
+    for _ in range(3):
+        sync.round()
+    assert (sync.state["x"] - derived.state["x"]).abs().max() > 1e-4  # the schedules differ: the test has teeth
+
+
+def test_a_sequential_schedule_is_refused_where_the_program_declares_none(data):
+    with pytest.raises(ValueError, match="sequential"):
+        Engine(FlatModel(net(data), loss_fn(data.task)), data, A.make("dfedavg"), C.Mixing(ring(M)), K=2, lr=0.1,
+               sequential=True)
 
 
 def test_every_algorithm_derived_from_a_program_is_compared():

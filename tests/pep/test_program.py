@@ -113,6 +113,38 @@ def test_normalised_sam_is_declared_not_expressible_and_its_relaxation_is():
     rounds(ok, program_params(ok, rho=0.05, Q=1), query, _identity(), 2, 1, 2, 0.1, x0, [], lambda t, p: None)
 
 
+def _by_loss(ops, s, p):
+    s["x"] = ops.push_sum_by_loss(s["x"])
+
+
+@pytest.mark.parametrize("name,given", [("fedavg", {}), ("scaffold", {}), ("dfedpgp", {"K_v": 1}), ("by-loss", {}),
+                                        ("dfedcata-a", {"lam_pen": 0.1, "beta": 0.5, "clip": 0.5})])
+def test_a_torch_only_step_is_refused_by_name_never_an_attribute_error(name, given):
+    """The algebra's torch-only steps (dfltheory.program.TORCH_ONLY: a server's average and sum, the split's masks,
+    clipping, push-sum by losses) refuse the PEP with NotExpressible naming the step and the way out; DFedCata's
+    program without clipping (its default, and with weight decay, a linear step) is a PEP model."""
+    from PEPit import PEP
+    from PEPit.functions import SmoothFunction
+
+    from dfltheory.program import TORCH_ONLY
+
+    problem = PEP()
+    fs = [problem.declare_function(SmoothFunction, L=1.0) for _ in range(2)]
+    x0 = problem.set_initial_point()
+    query = lambda i, p: fs[i].oracle(p)  # noqa: E731
+    program = PROGRAMS[name] if name in PROGRAMS else Program(  # DFedSGPSM-S's communication (its SAM is refused first)
+        name, "push-sum by losses", PROGRAMS["dfedavg"].direction, _by_loss, mixing="push-sum")
+    params = program.bind(**{k: v for k, v in given.items() if k in program.params})
+    with pytest.raises(NotExpressible, match=r"step ops\.(\w+) .*is torch only: no PEP expresses it; train") as err:
+        rounds(program, params, query, _identity(), 2, 2, 3, 0.1, x0, [], lambda t, p: None)
+    assert err.match("|".join(TORCH_ONLY))
+    if name == "dfedcata-a":
+        ok = program_params(program, lam_pen=0.1, beta=0.5)
+        rounds(program, ok, query, _identity(), 2, 2, 3, 0.1, x0, [], lambda t, p: None)
+        decayed = program.bind(lam_pen=0.1, beta=0.5, weight_decay=0.01)
+        rounds(program, decayed, query, _identity(), 2, 2, 3, 0.1, x0, [], lambda t, p: None)
+
+
 def _identity():
     from dfltheory.pep.mixing import ExplicitMixing
 

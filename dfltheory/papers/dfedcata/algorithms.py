@@ -1,41 +1,34 @@
-"""The algorithms of DFedCata (K steps on the Moreau envelope, Nesterov extrapolation at aggregation): each a local
-rule composed with a communication rule, read like the paper's pseudocode (the table of
-:mod:`dfltheory.empirical.algorithms` lists them with their sources)."""
+"""The algorithms of DFedCata (K steps on the Moreau envelope, Nesterov extrapolation at aggregation), derived from
+the paper's step programs (``programs.py``: ``dfedcata-a``, ``dfedcata-b``; the table of
+:mod:`dfltheory.empirical.algorithms` lists them with their sources). The hand-written rules they replaced are the
+test oracle :mod:`dfltheory.testing.handwritten`."""
 
 from __future__ import annotations
 
-from dfltheory.empirical import communication as C
-from dfltheory.empirical import rules as R
-from dfltheory.empirical.algorithms import Algorithm, clip_rule
+from dfltheory.constraints import Interval, Options, check
+from dfltheory.empirical.algorithms import Algorithm, check_hyper
+from dfltheory.empirical.program_rules import algorithm as program_algorithm
+
+#: the hyper-parameters' ranges (the extrapolation's beta/(1 - beta) needs beta < 1; card dfedcata §3.1)
+MODES = Options(("A", "B"), meaning="the Nesterov reading: A pre/post-aggregation (the public code), B consecutive "
+                                    "(the proof)")
+BETA = Interval(0, 1, closed="left", meaning="the Nesterov extrapolation beta")
 
 
-def _cata_aux(beta: float, mode: str):
-    """p^t = a_bar^t + beta/(1 - beta)(a_bar^t - a_bar^{t-1}) (card dfedcata §2, Lemma 6; mode B).
+def dfedcata(hp) -> Algorithm:
+    """Card dfedcata §3.1: local x <- x - eta(g + lam_pen (x - y_i) + wd x); aggregation with Nesterov (mode A or B:
+    program ``dfedcata-a`` or ``dfedcata-b``), the direction built as the public code builds it (card §3.2 items
+    3-4: clipped, with clip_grad_norm_'s eps 1e-6, between the anchor pull and the weight decay; ``programs._cata``).
+    Either runs in the code's sequential schedule (``Engine(sequential=True)``, ``Program.sequential``)."""
+    from dfltheory.program import PROGRAMS
 
-    Mode A's mean recursion has no momentum (card §6.1 L4), so there p^t = a_bar^t.
-    """
-
-    def aux(xbar, xbar_prev, cstate, lr, K):
-        a, a_prev = cstate["agg_mean"], cstate["agg_mean_prev"]
-        return {"p": a + beta / (1 - beta) * (a - a_prev) if mode == "B" else a.clone()}
-
-    return aux
-
-
-def dfedcata(hp):
-    """Card dfedcata §3.1: local x <- x - eta(g + lam_pen (x - y_i) + wd x); aggregation with Nesterov (mode A or B).
-
-    The direction is built as the public code builds it (card §3.2 items 3-4; client/dfedcata.py): the gradient
-    of CE + lamb * (-<x, y_i>) is g - lam_pen y_i, clipped with clip_grad_norm_ (eps 1e-6) when ``clip`` is set,
-    and SGD's weight decay then adds (lam_pen + wd) x after the clipping. Unclipped this is the card's step.
-    """
     lam_pen, beta, mode = hp.get("lam_pen", 0.05), hp.get("beta", 0.9), hp.get("mode", "A")
-    decay = lam_pen + hp.get("weight_decay", 0.0)
-    local = R.chain(R.gradient(), R.anchor_pull(lam_pen), *clip_rule(hp, R.TORCH_CLIP_EPS),
-                    *([R.weight_decay(decay)] if decay else []))
-    return Algorithm("dfedcata", local,
-                     C.nesterov_extrapolation(beta, mode), params={"lam_pen": lam_pen, "beta": beta, "mode": mode},
-                     x_bar=lambda state, cstate: cstate["agg_mean"], aux=_cata_aux(beta, mode))
+    check("mode", mode, MODES)
+    check("beta", beta, BETA)
+    given = {"lam_pen": lam_pen, "beta": beta, "weight_decay": hp.get("weight_decay", 0.0) or 0.0,
+             "clip": check_hyper("clip", hp["clip"]) if hp.get("clip") else 0.0}
+    return program_algorithm(PROGRAMS[f"dfedcata-{mode.lower()}"], given, name="dfedcata",
+                             params={"lam_pen": lam_pen, "beta": beta, "mode": mode})
 
 
 def register() -> None:
