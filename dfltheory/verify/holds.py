@@ -310,7 +310,10 @@ def run_config(plan: PaperPlan, problem, target: Target, topo: Topo, values: Map
 
 
 def verdict(thm, est: M.Estimate, values: Mapping[str, float]) -> dict:
-    """Compare a theorem's bound at ``values`` with the estimate (see the module docstring for the names)."""
+    """Compare a theorem's bound at ``values`` with the estimate (see the module docstring for the names; the keys:
+    :class:`dfltheory.verify.records.Verdict`)."""
+    from dfltheory.verify.records import Verdict
+
     check = thm.check("all", **_for(thm, values))
     out = {"bound": check.value, "dominant": check.dominant_term, "paper_conditions_hold": check.paper_ok,
            "all_conditions_hold": check.all_ok, "failed": [v.text for v in check.violated + check.undecided]}
@@ -322,16 +325,17 @@ def verdict(thm, est: M.Estimate, values: Mapping[str, float]) -> dict:
                 out["note"] = f"the conditions hold from T = {math.ceil(T_min)} rounds on"
             except ValueError:
                 out["note"] = "no horizon T meets the conditions"
-        return out
+        return Verdict.from_dict(out).to_dict()
     if not math.isfinite(check.value):
-        return {**out, "verdict": "vacuous"}
+        return Verdict.from_dict({**out, "verdict": "vacuous"}).to_dict()
     if check.value >= est.high:
         name = "holds"
     elif check.value < est.low:
         name = "violated"
     else:
         name = "inconclusive"
-    return {**out, "verdict": name, "ratio": check.value / est.mean if est.mean > 0 else math.inf}
+    ratio = check.value / est.mean if est.mean > 0 else math.inf
+    return Verdict.from_dict({**out, "verdict": name, "ratio": ratio}).to_dict()
 
 
 #: the label of a verdict on a theorem stated as O(.) (the catalog takes its constants as 1): it bounds nothing
@@ -342,15 +346,16 @@ def trivial_fields(level, terms: np.ndarray, v: Mapping, big_o: bool = False) ->
     """The trivial level of a verdict (:mod:`dfltheory.verify.trivial`; the runs' own largest per-round quantity
     joins the numeric supremum), whether it is informative (the bound below the smaller level) and its label. A
     theorem stated as O(.) (``big_o``) is never informative: its hidden constants are unknown."""
+    from dfltheory.verify.records import Verdict
     from dfltheory.verify.trivial import trajectory_max
 
     level = level.with_numeric(trajectory_max(terms))
     bound = v.get("bound")
     if big_o:
-        return {"trivial": level.to_dict(), "informative": False, "big_o": True, "label": BIG_O}
+        return Verdict(trivial=level.to_dict(), informative=False, big_o=True, label=BIG_O).to_dict()
     informative = v.get("verdict") in ("holds", "violated", "inconclusive") and level.informative(bound)
-    return {"trivial": level.to_dict(), "informative": informative,
-            "label": level.label(bound) if bound is not None else "no bound"}
+    return Verdict(trivial=level.to_dict(), informative=informative,
+                   label=level.label(bound) if bound is not None else "no bound").to_dict()
 
 
 def overlay(thm, measure: str, terms: np.ndarray, values: Mapping[str, float]) -> dict:
@@ -827,12 +832,15 @@ def judged_verdict(thm, est, values: Mapping[str, float], level, terms: np.ndarr
     evidence every verdict carries: the measured mean, interval and estimate, the functional judged, the terms'
     shares of the bound and ``c_star`` by training (bound / the interval's lower end). The one place the bound-holds
     grid and the informative runs judge a theorem."""
+    from dfltheory.verify.records import Verdict
+
     v = verdict(thm, est, values)
     v.update(trivial_fields(level, terms, v, thm.big_o))
-    return {**v, "measured": est.mean, "ci": [est.low, est.high], "estimate": est.to_dict(),
+    full = {**v, "measured": est.mean, "ci": [est.low, est.high], "estimate": est.to_dict(),
             "functional": functional(measure, is_proof),
             "term_shares": shares(thm, values) if v.get("bound") is not None else {},
             "c_star": {**c_star(v.get("bound"), {"training": est.low}), "lower": est.low}}
+    return Verdict.from_dict(full).to_dict()
 
 
 def informative_verdicts(thms: Sequence, terms: np.ndarray, measure: str, values: Mapping[str, float], step: str,
