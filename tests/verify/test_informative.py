@@ -359,3 +359,22 @@ def test_smaller_steps_are_candidates_only_where_the_bound_stays_informative_and
     ratios = {r["step_fraction"]: r["ratio"] for r in kept["candidates"]}
     assert kept["step_fraction"] < 1.0 and ratios[kept["step_fraction"]] == min(ratios.values())
     assert f"{kept['step_fraction']:g} x the step that minimises the bound" in kept["instance_rationale"]
+
+
+def test_a_bound_without_a_topology_symbol_is_trained_on_the_sparsest_topology_only(tmp_path):
+    """DFedCata's Theorem 1 has no topology symbol: its bound is the same on ring, exponential and full, so only
+    the sparsest (ring, slowest mixing, largest measured quantity) is trained; DFedSAM's bound has lam and keeps a
+    candidate on every topology within reach."""
+    from dfltheory.bounds import get
+    from dfltheory.bounds.rates import TOPOLOGY_SYMBOLS
+
+    for paper, theorem, free in (("dfedcata", "dfedcata.thm1", True), ("dfedsam", "dfedsam.thm4.1", False)):
+        assert (not set(get(theorem).symbols) & TOPOLOGY_SYMBOLS) == free
+        chosen = H.resolve_targets([theorem])
+        rows, _ = H.horizon_rows(chosen, H.SIZES["default"])[paper]
+        (entry,) = H.informative(plans()[paper], chosen[paper], H.SIZES["default"], rows, tmp_path)
+        topologies = {c["topology"] for c in entry["candidates"]}
+        if free:
+            assert topologies == {"ring"} and entry["same_bound"] >= 1
+        else:
+            assert len(topologies) > 1 and entry["same_bound"] == 0
