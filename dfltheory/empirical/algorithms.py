@@ -3,12 +3,12 @@ baselines are defined here, a paper's own algorithms (dfedsam, dfedsgpsm, ...) i
 ``dfltheory/papers/<id>/algorithms.py``; both are registered through :func:`register_algorithm` when the table is first
 read (:func:`dfltheory.plugins.load_builtin`).
 
-Every algorithm is derived from its step program (:mod:`dfltheory.program`; :func:`from_program`) except dfedcata: the
-program is its one definition, and the hand-written rules it was built from before are the test oracle
+Every algorithm is derived from its step program (:mod:`dfltheory.program`; :func:`from_program`): the program is
+its one definition, and the hand-written rules it was built from before are the test oracle
 (:mod:`dfltheory.testing.handwritten`). The table entry maps the engine's hyper-parameter names to the program's
-(``momentum`` -> ``alpha``, ``lam`` -> ``lam_pen``) and keeps the Algorithm's other fields. dfedcata is still built
-from the rules of :mod:`rules` and :mod:`communication`: the engine's sequential schedule needs its
-``nesterov_extrapolation`` rule, and the public code clips between the anchor pull and the weight decay.
+(``momentum`` -> ``alpha``, ``lam`` -> ``lam_pen``) and keeps the Algorithm's other fields. dfedcata's programs
+declare the engine's sequential schedule (``Program.sequential``) and take the run's clip and weight decay
+themselves (the public code clips between the anchor pull and the weight decay).
 
 | name          | local rule                                  | communication                  | source |
 |---------------|---------------------------------------------|--------------------------------|--------|
@@ -20,7 +20,7 @@ from the rules of :mod:`rules` and :mod:`communication`: the engine's sequential
 | dfedsam-mgs   | K SAM steps, eq. (3)                        | multi_gossip(Q), eq. (5)       | seed 001 L85-90, card dfedsam §3.1 |
 | dfedadmm      | K steps on the augmented Lagrangian, eq. (6) | dual update, message z, gossip | seed 004 box L123-131, card dfedadmm §3.2 |
 | dfedadmm-sam  | same with SAM gradients (box lines 10-13)   | same                           | idem |
-| dfedcata      | K steps on f_i + lam_pen/2 ||x - y_i||^2    | nesterov_extrapolation(beta, A/B) | card dfedcata §3.1-3.2 |
+| dfedcata      | K steps on f_i + lam_pen/2 ||x - y_i||^2    | Nesterov extrapolation (beta, A/B) | card dfedcata §3.1-3.2 |
 | fedavg        | K SGD steps, participants only              | server_average                 | card dfedsam §3.3 |
 | fedprox       | K steps on f_i + mu/2 ||x - x^t||^2         | server_average                 | card dfedcata §3.3 |
 | fedsam        | K SAM steps                                 | server_average                 | card dfedsam §3.3 |

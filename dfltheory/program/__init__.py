@@ -22,7 +22,7 @@ step                        meaning (row i: client i)                           
 ``ops.shared(X)``           others (DFedPGP's v and u; the mask is the model's split)     model of a split yet)
 ``ops.personal_phase``      this local step moves the personal part (the first ``K_v``    torch only
                             local units of the round; ``Program.personal``)
-``ops.clip(D, c)``          D_i min(1, c / (||D_i|| + EPS)) (clipping; **nonlinear**)     torch only
+``ops.clip(D, c, eps)``     D_i min(1, c / (||D_i|| + eps)) (clipping; **nonlinear**)     torch only
 ``ops.server_average(X)``   every row <- the (weighted) mean of the round's participants'  torch only (no PEP
                             rows (FedAvg's server round, global lr 1; ``mixing="server"``) model of a server)
 ``ops.server_sum(X)``       every row <- the sum of the participants' rows (SCAFFOLD's     torch only
@@ -32,9 +32,11 @@ step                        meaning (row i: client i)                           
                             z = x/w (the topology's ``losses`` parameter; DFedSGPSM-S)      fixed matrix)
 ==========================  ==========================================================  =======================
 
+The torch-only steps are :data:`TORCH_ONLY`: the PEP interpreter refuses each by name (:class:`NotExpressible`).
+
 Push-sum on a model with personal coordinates mixes and de-biases the shared ones only (``ops.push_sum``,
 ``ops.debias``). A "torch only" step is none of the PEP interpreter's: a program that takes one (fedavg, fedprox,
-fedsam, scaffold, dfedpgp, dfedsgpsm-s) trains but is no PEP model.
+fedsam, scaffold, dfedpgp, dfedsgpsm-s; DFedCata's with ``clip``) trains but is no PEP model.
 
 A :class:`Program` names its state (:class:`Slot`: x, momentum, dual, the aggregates, each with its initial value),
 the local step's direction d (x <- x - eta d, K times per round), what happens after the K steps (``round_end``) and
