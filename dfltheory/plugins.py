@@ -306,6 +306,28 @@ def load_builtin(part: str) -> None:
         importlib.import_module(f"{BUILTIN}.{paper}.{part}").register()
 
 
+def load_once(guard: list, register: Callable[[], None], *registries: Registry) -> None:
+    """Register the built-in entries of ``registries`` with ``register`` (which calls :func:`load_builtin`), once: a
+    call while it runs returns at once (a registration reads the registry), and a failure is not a loaded registry
+    (the next read runs it again, never a partial one); then each registry is marked loaded and sealed, its entries
+    fixed (:meth:`Registry.seal`). ``guard``: the caller's list that is non-empty while loaded or loading."""
+    if guard:
+        return
+    guard.append(True)
+    before = [set(dict.keys(registry)) for registry in registries]
+    try:
+        register()
+    except BaseException:
+        guard.clear()
+        for registry, keys in zip(registries, before):  # what this load added goes: the next read starts afresh
+            for key in set(dict.keys(registry)) - keys:
+                dict.__delitem__(registry, key)
+        raise
+    for registry in registries:
+        registry.loaded()  # first: sealing must not load again
+        registry.seal()
+
+
 def load_entry_points() -> None:
     """Load the plugins installed packages declare in the entry-point group ``dfltheory.papers``."""
     from importlib.metadata import entry_points

@@ -13,7 +13,7 @@ import re
 from collections.abc import Iterable, Mapping
 
 from dfltheory.bounds.theorem import Theorem
-from dfltheory.plugins import Registry, builtin_papers, load_builtin
+from dfltheory.plugins import Registry, builtin_papers, load_builtin, load_once
 
 #: every registered paper: id -> title (the built-in ones, :mod:`dfltheory.papers`, first, then the plugins' in the
 #: order loaded)
@@ -36,16 +36,9 @@ PAPER_ID = re.compile(r"^[a-z][a-z0-9_-]*$")
 
 
 def _load_builtins() -> None:
-    if _LOADED:
-        return
-    _LOADED.append(True)
-    try:
-        load_builtin("theorems")  # each built-in paper's theorems module calls register_paper, as a plugin does
-    except BaseException:  # a failed load is not a loaded catalog: the next read fails again, never partial
-        _LOADED.clear()
-        raise
-    for registry in (PAPERS, EXPERIMENTS, SIGMA_G_FORM, TOPOLOGY_KEYS, _THEOREMS):
-        registry.seal()  # a plugin adds papers and theorems; it cannot replace or remove a built-in one
+    # each built-in paper's theorems module calls register_paper, as a plugin does; a plugin adds papers and
+    # theorems, it cannot replace or remove a built-in one
+    load_once(_LOADED, lambda: load_builtin("theorems"), PAPERS, EXPERIMENTS, SIGMA_G_FORM, TOPOLOGY_KEYS, _THEOREMS)
 
 
 def register_paper(paper: str, title: str, theorems: Iterable[Theorem], *, experiments: Iterable = (),

@@ -44,7 +44,7 @@ from dfltheory.empirical import rules as R
 from dfltheory.empirical.composed import Algorithm
 from dfltheory.empirical.program_rules import algorithm as program_algorithm
 from dfltheory.program import PROGRAMS
-from dfltheory.plugins import Registry, load_builtin
+from dfltheory.plugins import Registry, load_builtin, load_once
 
 
 def decay_rule(hp: dict) -> list[R.Transform]:
@@ -169,18 +169,12 @@ BASELINES = {"dpsgd": dpsgd, "dpsgd-atc": dpsgd_atc, "dfedavg": dfedavg, "dfedav
 def _load_builtins() -> None:
     """The built-in algorithms, registered when the table is first read: the baselines, then each built-in paper's
     own (:func:`dfltheory.plugins.load_builtin`), each through :func:`register_algorithm`; then fixed."""
-    if _LOADING:
-        return
-    _LOADING.append(True)
-    try:
+    def register():
         for name, factory in BASELINES.items():
             register_algorithm(name, factory, origin=__name__)
         load_builtin("algorithms")
-    except BaseException:  # a failed load is not a loaded table: the next read fails again, never partial
-        _LOADING.clear()
-        raise
-    ALGORITHMS.seal()  # a plugin adds algorithms; it cannot replace or remove a built-in one
-    ALGORITHMS.loaded()
+
+    load_once(_LOADING, register, ALGORITHMS)  # a plugin adds algorithms; it cannot replace or remove a built-in one
 
 
 _LOADING: list[bool] = []

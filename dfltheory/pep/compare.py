@@ -34,7 +34,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from dfltheory.pep.problem import LIKE, MODELS, THEOREM_OF, PEPResult, PEPSolveError
-from dfltheory.plugins import Registry, load_builtin
+from dfltheory.plugins import Registry, load_builtin, load_once
 
 __all__ = ["BOUNDS", "PEPBound", "best_rate", "compare", "main_reading", "missing_assumptions", "mixing_lambda",
            "push_sum_constants", "register_pep_bound", "theorem_for", "theorem_values"]
@@ -66,16 +66,7 @@ _LOADING: list[bool] = []
 
 
 def _load_builtins() -> None:
-    if _LOADING:
-        return
-    _LOADING.append(True)
-    try:
-        load_builtin("pep")
-    except BaseException:  # a failed load is not a loaded registry: the next read fails again, never partial
-        _LOADING.clear()
-        raise
-    BOUNDS.loaded()
-    BOUNDS.seal()
+    load_once(_LOADING, lambda: load_builtin("pep"), BOUNDS)
 
 
 #: built-in PEP model -> the :class:`PEPBound` that covers it (:func:`register_pep_bound`); the built-in papers'

@@ -53,7 +53,7 @@ This module imports neither torch nor cvxpy nor PEPit.
 
 from __future__ import annotations
 
-from dfltheory.plugins import Registry, load_builtin
+from dfltheory.plugins import Registry, load_builtin, load_once
 from dfltheory.program.algebra import KINDS, METRIC_KINDS, TORCH_ONLY, Metric, NotExpressible, Params, Program, Slot
 
 __all__ = ["KINDS", "METRIC_KINDS", "Metric", "NotExpressible", "PROGRAMS", "Params", "Program", "Slot", "TORCH_ONLY",
@@ -64,20 +64,14 @@ def _load_builtins() -> None:
     """The built-in programs, registered when the table is first read: the baselines'
     (:data:`dfltheory.program.library.BASELINES`), then each built-in paper's own (``dfltheory/papers/<id>/
     programs.py``, :func:`dfltheory.plugins.load_builtin`), each through :func:`register_program`; then fixed."""
-    if _LOADING:
-        return
-    _LOADING.append(True)
-    try:
+    def register():
         from dfltheory.program.library import BASELINES
 
         for program in BASELINES.values():
             register_program(program, origin="dfltheory.program.library")
         load_builtin("programs")
-    except BaseException:  # a failed load is not a loaded table: the next read fails again, never partial
-        _LOADING.clear()
-        raise
-    PROGRAMS.seal()  # a plugin adds programs; it cannot replace or remove a built-in one
-    PROGRAMS.loaded()
+
+    load_once(_LOADING, register, PROGRAMS)  # a plugin adds programs; it cannot replace or remove a built-in one
 
 
 _LOADING: list[bool] = []
