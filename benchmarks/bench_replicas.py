@@ -20,7 +20,7 @@ from pathlib import Path
 
 def main() -> None:
     from dfltheory.empirical.runner import run
-    from dfltheory.verify.holds import replicated_terms
+    from dfltheory.verify.replicated import replicated_terms
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rounds", type=int, default=2000, help="rounds timed on the fast path")

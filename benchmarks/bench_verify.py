@@ -17,7 +17,8 @@ from pathlib import Path
 
 def main() -> None:
     from dfltheory.empirical.runner import run
-    from dfltheory.verify.holds import SIZES, verify
+    from dfltheory.verify.holds import verify
+    from dfltheory.verify.instances import SIZES
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--size", default="default", choices=sorted(SIZES))

@@ -345,7 +345,7 @@ def test_the_extending_guide_example_runs_as_written(capsys):
     import re
 
     from dfltheory.bounds import get
-    from dfltheory.verify.holds import resolve_targets
+    from dfltheory.verify.instances import resolve_targets
 
     text = (HERE.parent / "docs" / "extending.md").read_text()
     (block,) = re.findall(r"```python\n(.*?)```", text, re.S)
@@ -360,3 +360,22 @@ def test_the_extending_guide_example_runs_as_written(capsys):
     assert out[1] == "eta in (0, 0.5] | eta in (0, 0.5]" and "eta in (0, 0.5] | eta in (0, 0.5]" in text
     with pytest.raises(KeyError):
         get("sgdrate.thm1")  # gone with the block
+
+
+def test_a_failed_built_in_load_leaves_no_partial_registry_and_fails_the_same_way_again():
+    """plugins.load_once: a built-in load that fails after registering some entries (the baseline programs, then a
+    paper's module raises) removes them, so the next read fails with the same error, not 'already registered'."""
+    import subprocess
+    import sys
+
+    code = ("import dfltheory.plugins as P, dfltheory.program as G\n"
+            "def boom(part):\n    raise ImportError('planted: ' + part)\n"
+            "G.load_builtin = boom\n"
+            "errors = []\n"
+            "for _ in range(2):\n"
+            "    try:\n        len(G.PROGRAMS)\n"
+            "    except ImportError as err:\n        errors.append(str(err))\n"
+            "print(errors, len(dict.keys(G.PROGRAMS)))\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "['planted: programs', 'planted: programs'] 0"

@@ -42,7 +42,7 @@ def test_readme_property_test_example_passes_and_can_fail():
 def test_readme_plugin_example_registers_a_paper_that_check_and_verify_accept():
     from dfltheory.bounds import get
     from dfltheory.testing.registries import isolated
-    from dfltheory.verify.holds import resolve_targets
+    from dfltheory.verify.instances import resolve_targets
 
     block = next(b for b in BLOCKS if "register_paper" in b)
     with isolated():

@@ -15,7 +15,7 @@ from pathlib import Path
 from dfltheory.figures.format import duration, formula, interval, num, ratio
 from dfltheory.figures.verdicts import (VERDICT_STATUS, c_star_text, candidates_text, functional_text, order_text,
                                         shares_text, tally, verdict_status)
-from dfltheory.verify.holds import json_safe
+from dfltheory.verify.strict_json import json_safe
 
 __all__ = ["view", "render", "write", "environment"]
 

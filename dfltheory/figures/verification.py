@@ -276,7 +276,7 @@ def render(result: dict, out: str | Path) -> dict[str, list[str]]:
 def register(subparsers) -> None:
     import argparse
 
-    from dfltheory.verify.holds import SIZES
+    from dfltheory.verify.instances import SIZES
 
     p = subparsers.add_parser(
         "verify", help="every main theorem against training: bound-holds verdicts, overlays, rates",
@@ -306,7 +306,8 @@ def _verify(args) -> int:
     from dfltheory.paths import output_dir
     from dfltheory.empirical.runner import check_device
     from dfltheory.empirical.sweep import check_workers
-    from dfltheory.verify.holds import resolve_targets, verify
+    from dfltheory.verify.holds import verify
+    from dfltheory.verify.instances import resolve_targets
 
     targets = list(args.targets) + (["all"] if args.all else [])
     if not targets:

@@ -66,8 +66,10 @@ import numpy as np
 
 from dfltheory.plugins import Registry, builtin_papers, load_builtin
 from dfltheory.verify import stats
-from dfltheory.verify.holds import check_run_options, json_safe, pool_map, train_command
+from dfltheory.verify.instances import check_run_options, train_command
+from dfltheory.verify.processes import pool_map
 from dfltheory.verify.records import ClaimResult
+from dfltheory.verify.strict_json import json_safe
 
 TARGET_GRID = 0.01  # rounds-to-target: the target is the best accuracy every run reaches, rounded down to this
 TARGET_MIN = 0.3  # three times chance on 10 classes: below it the runs are not compared by their speed

@@ -7,7 +7,7 @@ changed (T -> T^(3/2)) and the K exponent changed (K -> K^(3/2)); the conditions
 *catches* a mutant where the mutant's value is below what the instrument proves the true quantity reaches:
 
 * ``training``: the lower end of the measured 95 % interval of the functional the bound is judged on (the
-  informative run at T = 2 T*, :mod:`dfltheory.verify.holds`);
+  informative run at T = 2 T*, :mod:`dfltheory.verify.informative`);
 * ``pep``: the exact worst case of the theorem's function class at small m, K, T (:func:`dfltheory.pep.problem.
   worst_case`, at sigma_l = 0, where the theorem's bound at the same values is a bound on it too; the instance is
   the one of a small grid that makes bound / worst case smallest).
@@ -201,11 +201,11 @@ def _probe_values(thm, algorithm: str, options: Mapping, m: int, K: int, T: int,
 
 
 def mutation_tables(informative: list[dict], pep_T: tuple[int, ...] = (4,)) -> list[dict]:
-    """One mutation table per main theorem of the informative entries (:func:`dfltheory.verify.holds.informative`,
-    finished): the instruments are the informative run (its printed functional; DFedSAM also the proof's average)
-    and, where the theorem has a PEP model and ``pep_T`` is not empty, the PEP worst case at those horizons. Each
-    table: ``rows`` (:func:`table`), ``c_star`` (the best instrument's), ``instrument``, ``c_stars`` (every
-    instrument's) and ``note``. The main verdicts' ``c_star`` is updated to the best instrument's."""
+    """One mutation table per main theorem of the informative entries (:func:`dfltheory.verify.informative.informative`,
+    finished): the instruments are the informative run (its printed functional; DFedSAM also the proof's average) and,
+    where the theorem has a PEP model and ``pep_T`` is not empty, the PEP worst case at those horizons. Each table:
+    ``rows`` (:func:`table`), ``c_star`` (the best instrument's), ``instrument``, ``c_stars`` (every instrument's) and
+    ``note``. The main verdicts' ``c_star`` is updated to the best instrument's."""
     from dfltheory.bounds import get
 
     out = []

@@ -55,7 +55,7 @@ class PaperPlan:
     rate: str | None = None  # the corollary whose schedule gives the rate in T
     config: Mapping[str, str] = field(default_factory=dict)  # symbol -> run option it sets (besides eta -> lr)
     untestable: Mapping[str, str] = field(default_factory=dict)  # main theorem -> why training cannot test it
-    # hyper-parameter -> (low, high): the T* search (dfltheory.verify.holds.horizon_rows) also chooses it
+    # hyper-parameter -> (low, high): the T* search (dfltheory.verify.horizon_rows.horizon_rows) also chooses it
     # continuously in that span (log scale, dfltheory.verify.horizons.tuned_horizon) for the main theorem and the
     # theorems of ``tuned``, keeping the value with the smallest T* (a row labelled 'tuned'), which the informative
     # runs may use

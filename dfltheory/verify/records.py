@@ -18,9 +18,10 @@ __all__ = ["CatalogSection", "ClaimResult", "NetworkSection", "PepSection", "Rep
 
 @dataclass(frozen=True)
 class Verdict(Record):
-    """A theorem's bound against the measured quantity of its runs (:func:`dfltheory.verify.holds.verdict`, with
-    :func:`~dfltheory.verify.holds.trivial_fields` and the evidence of :func:`~dfltheory.verify.holds.judged_verdict`;
-    a row of ``verify.json``'s ``verdicts`` adds where it was judged; an informative run's ``at`` adds ``T``)."""
+    """A theorem's bound against the measured quantity of its runs (:func:`dfltheory.verify.judging.verdict`, with
+    :func:`~dfltheory.verify.judging.trivial_fields` and the evidence of
+    :func:`~dfltheory.verify.judging.judged_verdict`; a row of ``verify.json``'s ``verdicts`` adds where it was judged;
+    an informative run's ``at`` adds ``T``)."""
 
     theorem: str = entry("the theorem's id (e.g. <paper>.thm1)")
     paper: str = entry("the paper's id")

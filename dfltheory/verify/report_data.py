@@ -108,7 +108,7 @@ def _rate(i: str) -> dict:
 def rates_section(progress: Callable | None = None, papers=None) -> list[dict]:
     """Every corollary with a schedule (of ``papers``, default all): ``dfltheory bounds verify``'s comparison."""
     from dfltheory.bounds.rates import verifiable
-    from dfltheory.verify.holds import pool_map
+    from dfltheory.verify.processes import pool_map
 
     ids = [i for i in verifiable() if papers is None or i.split(".")[0] in papers]
     return pool_map(_rate, [(i,) for i in ids], WORKERS, progress)
@@ -158,7 +158,7 @@ def experiments_section(progress: Callable | None = None, papers=None) -> list[d
     for each condition the range of the free constant (L) on which the setting violates it. The same settings are
     checked against the theorem's named variants whose conditions differ (entries with ``variant_check``).
     Settings with equal values and theorem are decided once."""
-    from dfltheory.verify.holds import pool_map
+    from dfltheory.verify.processes import pool_map
 
     todo = [(s, t, t != s.theorem) for s in _settings(papers) for t in (s.theorem, *_variants(s.theorem))]
     key = {(s.id, t): (t, tuple(sorted(s.values.items())), s.free[0]) for s, t, _ in todo}

@@ -49,15 +49,15 @@ def _producers():
         for claim in C.CLAIMS.values():
             for arm in claim.arms:
                 yield from C.run_configs(claim, arm, C.SIZES[size])
-    from dfltheory.verify import holds
+    from dfltheory.verify import instances
     from dfltheory.verify.plans import plans
     from dfltheory.verify.problems import PROBLEMS
 
     for plan in plans().values():  # the bound-holds grid's runs, every target on every topology
         for target in plan.targets:
             for topo in plan.topologies:
-                yield holds.run_config(plan, PROBLEMS[plan.problem], target, topo, {k: 0.1 for k in plan.config},
-                                       0.01, plan.K, 10, holds.SIZES["quick"], 0)
+                yield instances.run_config(plan, PROBLEMS[plan.problem], target, topo, {k: 0.1 for k in plan.config},
+                                           0.01, plan.K, 10, instances.SIZES["quick"], 0)
 
 
 def test_every_producers_config_round_trips_with_its_key_and_json():

@@ -12,8 +12,11 @@ import numpy as np
 import pytest
 
 from dfltheory.bounds.catalog import catalog, get
+from dfltheory.empirical.sweep import RunCache
 from dfltheory.verify import measures as M
-from dfltheory.verify.holds import SIZES, RunCache, resolve_targets, train_command, verify, verify_paper
+from dfltheory.verify.holds import verify
+from dfltheory.verify.holds_grid import verify_paper
+from dfltheory.verify.instances import SIZES, resolve_targets, train_command
 from dfltheory.verify.plans import Target, plans
 
 ALLOWED = {"holds", "violated", "inconclusive", "vacuous", "conditions fail", "diverged", "not testable"}
@@ -211,7 +214,7 @@ def test_verify_command_prints_the_table_and_writes_json_and_figures(quick, caps
 
 
 def test_topology_dependence_is_relative_to_the_best_mixing_graph_and_skips_missing_bounds():
-    from dfltheory.verify.holds import _topology_dependence
+    from dfltheory.verify.holds_grid import _topology_dependence
 
     rows = [{"topology": "ring", "constants": "certified", "mixing": 0.8, "measured": 4.0, "bound": 30.0},
             {"topology": "full", "constants": "certified", "mixing": 0.0, "measured": 2.0, "bound": 10.0},
@@ -224,7 +227,7 @@ def test_topology_dependence_is_relative_to_the_best_mixing_graph_and_skips_miss
 
 
 def test_rate_in_T_follows_the_corollary_schedule(tmp_path):
-    from dfltheory.verify.holds import rate
+    from dfltheory.verify.measured_rate import rate
 
     size = dataclasses.replace(SIZES["quick"], horizons=(10, 20, 40), seeds=3)
     r = rate(plans()["dfedsam"], size, RunCache(tmp_path))
@@ -242,7 +245,7 @@ def _square(x):
 def test_background_runs_give_their_results_in_order_with_one_worker_or_two():
     """The informative runs start before the other stages (holds.Background): the results come back in the order
     given, with the progress of every run, whether two processes train them or they run at results()."""
-    from dfltheory.verify.holds import Background
+    from dfltheory.verify.processes import Background
 
     for workers in (1, 2):
         seen = []

@@ -15,20 +15,26 @@ from hypothesis import strategies as st
 from dfltheory.bounds import get
 from dfltheory.empirical.replicas import BlockDiagonal, Replicas, replicate
 from dfltheory.empirical.runner import build, run
-from dfltheory.verify import holds as H
+from dfltheory.verify import holds
 from dfltheory.verify import measures as M
+from dfltheory.verify.horizon_rows import horizon_rows
 from dfltheory.verify.horizons import at, horizon
+from dfltheory.verify.informative import finish_informative, informative
+from dfltheory.verify.instances import (SIZES, problem_instances, resolve_targets, run_config, start_point,
+                                        theorem_values)
+from dfltheory.verify.judging import informative_at, informative_verdicts
 from dfltheory.verify.plans import plans
 from dfltheory.verify.problems import PROBLEMS, theorem_constants
+from dfltheory.verify.replicated import replicated_engine, replicated_terms
 from dfltheory.verify.trivial import TrivialLevel, certified_sup, level_at_start, numeric_sup
 
-SIZE = H.SIZES["quick"]
+SIZE = SIZES["quick"]
 
 
 @pytest.fixture(scope="module")
 def dfedsam_instance():
     plan = plans()["dfedsam"]
-    problem, insts = H._setup(plan, SIZE, plan.targets[0], plan.topologies[:1], SIZE.T)
+    problem, insts = problem_instances(plan, SIZE, plan.targets[0], plan.topologies[:1], SIZE.T)
     return plan, problem, insts[0]
 
 
@@ -49,7 +55,7 @@ def test_labels_follow_the_smaller_trivial_level():
 def test_the_level_at_x0_is_the_gradient_at_the_start_and_the_certified_sup_bounds_every_sample(dfedsam_instance):
     plan, problem, inst = dfedsam_instance
     level = inst.trivial["min"]
-    cfg = H.run_config(plan, problem, plan.targets[0], inst.topo, {"rho": 0.01}, 1e-3, plan.K, 2, SIZE, 0)
+    cfg = run_config(plan, problem, plan.targets[0], inst.topo, {"rho": 0.01}, 1e-3, plan.K, 2, SIZE, 0)
     engine, evaluator = build({**cfg, "out": None})
     g = evaluator.objective(engine.x_bar())[1]
     assert level.at_x0 == pytest.approx(float((g**2).sum()), rel=1e-12)
@@ -67,7 +73,7 @@ def test_dfedpgp_has_a_certified_block_supremum_and_its_level_at_x0():
     sup, source = certified_sup("avg_pgp", consts)
     B_u, B_v, L_u, L_v = (consts[k].value for k in ("B_u", "B_v", "L_u", "L_v"))
     assert sup == pytest.approx(B_u**2 / L_u + B_v**2 / L_v) and "B_u" in source
-    cfg = H.run_config(plan, PROBLEMS[plan.problem], plan.targets[0], plan.topologies[0],
+    cfg = run_config(plan, PROBLEMS[plan.problem], plan.targets[0], plan.topologies[0],
                        {"eta_v": 1e-3, "K_v": 2}, 1e-3, plan.K, 2, SIZE, 0)
     engine, evaluator = build({**cfg, "out": None})
     values = {k: c.value for k, c in consts.items()}
@@ -86,7 +92,7 @@ def test_T_star_is_the_first_horizon_whose_best_bound_is_below_the_level(dfedsam
     resolution), no step of a fine grid over the admissible set does."""
     plan, _, inst = dfedsam_instance
     thm = get(theorem)
-    values = {k: v for k, v in H._for(thm, inst.values).items() if k not in ("eta", "T")}
+    values = {k: v for k, v in theorem_values(thm, inst.values).items() if k not in ("eta", "T")}
     h = horizon(thm, "eta", values, level, "best")
     assert not h["vacuous"] and h["bound"] < level
     T = h["T_star"]
@@ -100,7 +106,7 @@ def test_T_star_is_the_first_horizon_whose_best_bound_is_below_the_level(dfedsam
 def test_a_bound_that_never_falls_below_the_level_is_vacuous_and_names_its_term(dfedsam_instance):
     plan, _, inst = dfedsam_instance
     thm = get("dfedsam.thm4.1")
-    values = {k: v for k, v in H._for(thm, inst.values).items() if k not in ("eta", "T")}
+    values = {k: v for k, v in theorem_values(thm, inst.values).items() if k not in ("eta", "T")}
     h = horizon(thm, "eta", values, 1e-4, "largest")  # at the largest step the topology term does not decay
     assert h["vacuous"] and h["T_star"] is None and "term 'topology'" in h["why"]
 
@@ -117,7 +123,7 @@ def test_the_horizons_command_prints_the_table_without_training(tmp_path, capsys
 # ------------------------------------------------------------------------------------------------ replicas
 def _cfg(plan, problem, inst, T, batch_size=4, **extra):
     size = dataclasses.replace(SIZE, batch_size=batch_size)
-    cfg = H.run_config(plan, problem, plan.targets[0], inst.topo, {"rho": 0.01}, 5e-3, plan.K, T, size, 0)
+    cfg = run_config(plan, problem, plan.targets[0], inst.topo, {"rho": 0.01}, 5e-3, plan.K, T, size, 0)
     return {**{k: v for k, v in {**cfg, **extra}.items() if v is not None}, "batch_size": batch_size}
 
 
@@ -165,7 +171,7 @@ def test_a_server_algorithm_cannot_be_replicated(dfedsam_instance):
 def test_replicated_runs_resume_bit_exactly_from_their_checkpoint(dfedsam_instance, tmp_path):
     plan, problem, inst = dfedsam_instance
     cfg = _cfg(plan, problem, inst, 30)
-    whole, _ = H.replicated_terms(cfg, 2, "min", {}, 30, tmp_path / "a", compile=False)
+    whole, _ = replicated_terms(cfg, 2, "min", {}, 30, tmp_path / "a", compile=False)
     # a run cut after its checkpoint at round 20 resumes from it
     cut = tmp_path / "b"
 
@@ -177,11 +183,11 @@ def test_replicated_runs_resume_bit_exactly_from_their_checkpoint(dfedsam_instan
             raise Stop
 
     with pytest.raises(Stop):
-        H.replicated_terms(cfg, 2, "min", {}, 30, cut, progress=stop, checkpoint_every=10, progress_every=10,
+        replicated_terms(cfg, 2, "min", {}, 30, cut, progress=stop, checkpoint_every=10, progress_every=10,
                            compile=False)
     (key,) = list(cut.iterdir())
     assert (key / "checkpoint.pt").exists() and not (key / "terms.npy").exists()
-    again, _ = H.replicated_terms(cfg, 2, "min", {}, 30, cut, compile=False)
+    again, _ = replicated_terms(cfg, 2, "min", {}, 30, cut, compile=False)
     np.testing.assert_array_equal(again, whole)
     assert not (key / "checkpoint.pt").exists()
 
@@ -198,13 +204,13 @@ def test_a_too_small_bound_is_violated_and_a_too_large_one_is_trivial_on_an_info
     large = dataclasses.replace(thm, id="dfedsam.thm4.1.too_large", variant="test: x 1e3",
                                 terms={k: v * 10**3 for k, v in thm.terms.items()})
     level = inst.trivial["min"]
-    values = {k: v for k, v in H._for(thm, inst.values).items() if k not in ("eta", "T")}
+    values = {k: v for k, v in theorem_values(thm, inst.values).items() if k not in ("eta", "T")}
     T_star = horizon(thm, "eta", values, level.level, "best")["T_star"]
     T_run = 2 * T_star
     eta = at(thm, "eta", values, T_run, "best").step
-    cfg = H.run_config(plan, problem, plan.targets[0], inst.topo, {"rho": 0.01}, eta, plan.K, T_run, SIZE, 0)
-    terms, _ = H.replicated_terms(cfg, 5, "min", inst.values, T_run, tmp_path, compile=False)
-    rows = {v["theorem"]: v["at"] for v in H.informative_verdicts([thm, small, large], terms, "min", inst.values,
+    cfg = run_config(plan, problem, plan.targets[0], inst.topo, {"rho": 0.01}, eta, plan.K, T_run, SIZE, 0)
+    terms, _ = replicated_terms(cfg, 5, "min", inst.values, T_run, tmp_path, compile=False)
+    rows = {v["theorem"]: v["at"] for v in informative_verdicts([thm, small, large], terms, "min", inst.values,
                                                                   "eta", eta, T_run, level)}
     assert rows[small.id]["verdict"] == "violated" and rows[small.id]["informative"]
     assert rows[small.id]["bound"] < rows[small.id]["ci"][0]
@@ -225,7 +231,7 @@ def test_one_copy_measures_what_the_runner_records_for_every_paper(paper, tmp_pa
     consts = theorem_constants(PROBLEMS[plan.problem].load(SIZE.m), SIZE.batch_size, theorem=paper)
     values = {k: c.value for k, c in consts.items()}
     hp = {"rho": 0.01, "beta": 0.5, "lam_pen": 0.003, "alpha": 0.5, "eta_v": 0.01, "K_v": 2}
-    cfg = H.run_config(plan, PROBLEMS[plan.problem], target, plan.topologies[0], hp, 1e-3, plan.K, 10, SIZE, 0)
+    cfg = run_config(plan, PROBLEMS[plan.problem], target, plan.topologies[0], hp, 1e-3, plan.K, 10, SIZE, 0)
     run({**cfg, "out": str(tmp_path / "r"), "progress": False})
     ref = M.per_round(target.measure, read_records(tmp_path / "r" / "metrics.jsonl"), values)
     quantity = {"avg": "grad_norm_sq", "avg_p": "grad_norm_sq_p", "avg_w": "grad_norm_sq_w",
@@ -239,9 +245,9 @@ def test_the_best_step_meets_every_condition_exactly_where_it_sits_on_a_boundary
     """DFedADMM's best step at T lies on its lower end lam_pen / K: the step returned must be the one evaluated
     (an exp(log(x)) round trip once moved it one float outside)."""
     plan = dataclasses.replace(plans()["dfedadmm"], problem="synthetic-robust-common")
-    _, insts = H._setup(plan, SIZE, plan.targets[0], plan.topologies[:1], SIZE.T)
+    _, insts = problem_instances(plan, SIZE, plan.targets[0], plan.topologies[:1], SIZE.T)
     thm = get("dfedadmm.thm1")
-    values = {k: v for k, v in H._for(thm, insts[0].values).items() if k not in ("eta", "T")}
+    values = {k: v for k, v in theorem_values(thm, insts[0].values).items() if k not in ("eta", "T")}
     for T in (10**3, 10**4, 10**5):
         p = at(thm, "eta", values, T, "best")
         check = thm.check("all", **values, T=T, eta=p.step)
@@ -250,22 +256,22 @@ def test_the_best_step_meets_every_condition_exactly_where_it_sits_on_a_boundary
 
 def test_verify_in_two_processes_gives_the_T_star_rows_of_one(tmp_path):
     """The T* rows are computed in worker processes with --jobs 2 (a plan holds functions, which do not pickle)."""
-    one = H.verify(["dfedsam.thm4.1", "dfedadmm.thm1"], "quick", tmp_path / "a", rates=False)
-    two = H.verify(["dfedsam.thm4.1", "dfedadmm.thm1"], "quick", tmp_path / "b", rates=False, workers=2)
+    one = holds.verify(["dfedsam.thm4.1", "dfedadmm.thm1"], "quick", tmp_path / "a", rates=False)
+    two = holds.verify(["dfedsam.thm4.1", "dfedadmm.thm1"], "quick", tmp_path / "b", rates=False, workers=2)
     assert one["horizons"] == two["horizons"] and len(one["horizons"]) >= 4
 
 
 def test_a_damaged_cache_entry_or_checkpoint_is_trained_again(dfedsam_instance, tmp_path):
     plan, problem, inst = dfedsam_instance
     cfg = _cfg(plan, problem, inst, 20)
-    whole, _ = H.replicated_terms(cfg, 2, "min", {}, 20, tmp_path, compile=False)
+    whole, _ = replicated_terms(cfg, 2, "min", {}, 20, tmp_path, compile=False)
     (key,) = list(tmp_path.iterdir())
     (key / "run.json").write_text("{torn")
-    again, _ = H.replicated_terms(cfg, 2, "min", {}, 20, tmp_path, compile=False)
+    again, _ = replicated_terms(cfg, 2, "min", {}, 20, tmp_path, compile=False)
     np.testing.assert_array_equal(again, whole)
     (key / "terms.npy").unlink()
     (key / "checkpoint.pt").write_bytes(b"cut while written")
-    again, _ = H.replicated_terms(cfg, 2, "min", {}, 20, tmp_path, compile=False)
+    again, _ = replicated_terms(cfg, 2, "min", {}, 20, tmp_path, compile=False)
     np.testing.assert_array_equal(again, whole)
 
 
@@ -277,14 +283,14 @@ def test_an_informative_run_held_by_another_process_is_refused_and_verify_is_qui
 
     plan, problem, inst = dfedsam_instance
     cfg = _cfg(plan, problem, inst, 5)
-    H.replicated_terms(cfg, 2, "min", {}, 5, tmp_path, compile=False)
+    replicated_terms(cfg, 2, "min", {}, 5, tmp_path, compile=False)
     assert "initial weights" not in capfd.readouterr().err
     (key,) = list(tmp_path.iterdir())
     with open(key / ".lock", "a+") as other:  # another open file: flock treats it as another process
         fcntl.flock(other, fcntl.LOCK_EX | fcntl.LOCK_NB)
         with pytest.raises(ValueError, match="being written by another process"):
-            H.replicated_terms(cfg, 2, "min", {}, 5, tmp_path, compile=False)
-    again, _ = H.replicated_terms(cfg, 2, "min", {}, 5, tmp_path, compile=False)
+            replicated_terms(cfg, 2, "min", {}, 5, tmp_path, compile=False)
+    again, _ = replicated_terms(cfg, 2, "min", {}, 5, tmp_path, compile=False)
     assert again.shape == (2, 5)
 
 
@@ -296,10 +302,10 @@ def test_every_replica_starts_at_the_bounds_x0_in_float64(paper, tmp_path):
     problem = PROBLEMS[plan.informative_problems[0] if plan.informative_problems else plan.problem]
     target = next(t for t in plan.targets if t.main)
     hp = {"rho": 0.01, "beta": 0.5, "lam_pen": 0.003, "alpha": 0.5, "eta_v": 0.01, "K_v": 2}
-    cfg = H.run_config(plan, problem, target, plan.topologies[0], hp, 1e-3, plan.K, 4, SIZE, 0)
-    f0, _, _, _, _ = H._start_point(cfg, theorem_constants(problem.load(SIZE.m), SIZE.batch_size, theorem=paper),
+    cfg = run_config(plan, problem, target, plan.topologies[0], hp, 1e-3, plan.K, 4, SIZE, 0)
+    f0, _, _, _, _ = start_point(cfg, theorem_constants(problem.load(SIZE.m), SIZE.batch_size, theorem=paper),
                                     {}, (), paper)
-    engine, _ = H._replicated_engine(cfg, 3, False, tmp_path)
+    engine, _ = replicated_engine(cfg, 3, False, tmp_path)
     single, evaluator = build({**cfg, "out": None})
     x = engine.state["x"]
     assert x.dtype == torch.float64 and x.shape[0] == 3 * SIZE.m
@@ -321,17 +327,17 @@ def test_a_step_taken_inside_an_admissible_interval_lies_in_it(low, width, low_c
 
 def test_smaller_steps_are_candidates_only_where_the_bound_stays_informative_and_the_sharpest_is_kept(tmp_path):
     """Issue 33 item 5: each instance is trained at the bound's best step and at fractions of it
-    (:data:`H.STEP_FRACTIONS`) where the bound stays below the trivial level; :func:`H.finish_informative` keeps
-    the pair where bound / measured is smallest and says which step it is."""
+    (:data:`~dfltheory.verify.informative.STEP_FRACTIONS`) where the bound stays below the trivial level;
+    :func:`finish_informative` keeps the pair where bound / measured is smallest and says which step it is."""
     from dataclasses import replace
 
     from dfltheory.bounds import get
 
     plan = plans()["dfedsgpsm"]
-    size = replace(H.SIZES["default"], topologies=1)
-    chosen = H.resolve_targets(["dfedsgpsm.thm1"])
-    rows, _ = H.horizon_rows(chosen, size)["dfedsgpsm"]
-    (entry,) = H.informative(plan, chosen["dfedsgpsm"], size, rows, tmp_path)
+    size = replace(SIZES["default"], topologies=1)
+    chosen = resolve_targets(["dfedsgpsm.thm1"])
+    rows, _ = horizon_rows(chosen, size)["dfedsgpsm"]
+    (entry,) = informative(plan, chosen["dfedsgpsm"], size, rows, tmp_path)
     cands = entry["candidates"]
     assert cands[0]["step_fraction"] == 1.0 and {c["step_fraction"] for c in cands} > {1.0}
     assert sum(c["T_run"] for c in cands[1:]) <= size.budget
@@ -341,7 +347,7 @@ def test_smaller_steps_are_candidates_only_where_the_bound_stays_informative_and
         best = next(d for d in cands if (d["problem"], d["topology"], d["step_fraction"])
                     == (c["problem"], c["topology"], 1.0))
         assert eta == pytest.approx(best["step"] * c["step_fraction"], rel=1e-12)
-        assert H._informative_at(thm, {**H._for(thm, values), step: eta, "T": T_run}, level)
+        assert informative_at(thm, {**theorem_values(thm, values), step: eta, "T": T_run}, level)
     # planted measurements on the first instance's steps: the same terms everywhere, so the smallest bound (the
     # bound's best step) is sharpest; then measured values growing faster than 1/step make a smaller step sharper
     entry["candidates"] = cands = [c for c in cands if (c["problem"], c["topology"])
@@ -352,10 +358,10 @@ def test_smaller_steps_are_candidates_only_where_the_bound_stays_informative_and
         return terms, 1.0
 
     flat = [planted(c, 0.01) for c in cands]
-    kept = H.finish_informative(entry, flat)
+    kept = finish_informative(entry, flat)
     assert kept["step_fraction"] == 1.0 and "the step that minimises the bound" in kept["instance_rationale"]
     scaled = [planted(c, 0.01 / c["step_fraction"] ** 1.5) for c in cands]
-    kept = H.finish_informative(entry, scaled)
+    kept = finish_informative(entry, scaled)
     ratios = {r["step_fraction"]: r["ratio"] for r in kept["candidates"]}
     assert kept["step_fraction"] < 1.0 and ratios[kept["step_fraction"]] == min(ratios.values())
     assert f"{kept['step_fraction']:g} x the step that minimises the bound" in kept["instance_rationale"]
@@ -370,9 +376,9 @@ def test_a_bound_without_a_topology_symbol_is_trained_on_the_sparsest_topology_o
 
     for paper, theorem, free in (("dfedcata", "dfedcata.thm1", True), ("dfedsam", "dfedsam.thm4.1", False)):
         assert (not set(get(theorem).symbols) & TOPOLOGY_SYMBOLS) == free
-        chosen = H.resolve_targets([theorem])
-        rows, _ = H.horizon_rows(chosen, H.SIZES["default"])[paper]
-        (entry,) = H.informative(plans()[paper], chosen[paper], H.SIZES["default"], rows, tmp_path)
+        chosen = resolve_targets([theorem])
+        rows, _ = horizon_rows(chosen, SIZES["default"])[paper]
+        (entry,) = informative(plans()[paper], chosen[paper], SIZES["default"], rows, tmp_path)
         topologies = {c["topology"] for c in entry["candidates"]}
         if free:
             assert topologies == {"ring"} and entry["same_bound"] >= 1

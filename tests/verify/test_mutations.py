@@ -10,10 +10,12 @@ import numpy as np
 import pytest
 
 from dfltheory.bounds import get
-from dfltheory.verify import holds as H
 from dfltheory.verify import mutations as MU
 from dfltheory.verify.horizons import largest_inside
+from dfltheory.verify.instances import SIZES, problem_instances, run_config, theorem_values
+from dfltheory.verify.judging import informative_verdicts
 from dfltheory.verify.plans import plans
+from dfltheory.verify.replicated import replicated_terms
 
 #: a small PEP grid: one horizon, one step (seconds per solve)
 GRID = {"T": (2,), "lam": (0.5,), "B": (1.0,), "fractions": (1.0,)}
@@ -68,21 +70,21 @@ def test_the_planted_pair_around_c_star_by_training_on_dfedpgp(tmp_path):
     """DFedPGP (no PEP model): on a short replicated run of its explicit variant, the verdict of the bound divided
     by c* x 1.5 is violated and of the bound divided by c* / 1.5 is not (c* = bound / the interval's lower end)."""
     plan = plans()["dfedpgp"]
-    size = H.SIZES["quick"]
-    problem, insts = H._setup(plan, size, plan.targets[0], plan.topologies[:1], size.T)
+    size = SIZES["quick"]
+    problem, insts = problem_instances(plan, size, plan.targets[0], plan.topologies[:1], size.T)
     inst = insts[-1]
     thm = get("dfedpgp.thm1.explicit")
     T = 400
     values = {**inst.values, "T": T}
-    vals = {k: v for k, v in H._for(thm, values).items() if k != "eta_u"}
+    vals = {k: v for k, v in theorem_values(thm, values).items() if k != "eta_u"}
     eta = 0.5 * largest_inside(thm, "eta_u", vals)
-    cfg = H.run_config(plan, problem, plan.targets[0], inst.topo, {**values, "eta_u": eta}, eta, plan.K, T, size, 0)
-    terms, _ = H.replicated_terms(cfg, 5, "avg_pgp", values, T, tmp_path, compile=False)
-    (v,) = H.informative_verdicts([thm], terms, "avg_pgp", values, "eta_u", eta, T, inst.trivial["avg_pgp"])
+    cfg = run_config(plan, problem, plan.targets[0], inst.topo, {**values, "eta_u": eta}, eta, plan.K, T, size, 0)
+    terms, _ = replicated_terms(cfg, 5, "avg_pgp", values, T, tmp_path, compile=False)
+    (v,) = informative_verdicts([thm], terms, "avg_pgp", values, "eta_u", eta, T, inst.trivial["avg_pgp"])
     star = v["at"]["c_star"]
     assert star["instrument"] == "training" and star["factor"] == pytest.approx(v["at"]["bound"] / v["at"]["ci"][0])
     c = star["factor"]
-    rows = {w["theorem"]: w["at"] for w in H.informative_verdicts([_scaled(thm, c * 1.5), _scaled(thm, c / 1.5)], terms,
+    rows = {w["theorem"]: w["at"] for w in informative_verdicts([_scaled(thm, c * 1.5), _scaled(thm, c / 1.5)], terms,
                                                                   "avg_pgp", values, "eta_u", eta, T,
                                                                   inst.trivial["avg_pgp"])}
     assert rows[f"{thm.id}.over_{c * 1.5:.4g}"]["verdict"] == "violated"
@@ -100,7 +102,7 @@ def test_dfedsam_is_judged_on_the_printed_min_and_on_the_proofs_average():
     from dfltheory.verify.trivial import TrivialLevel
 
     level = TrivialLevel("min", at_x0=1.0, sup=2.0, sup_kind="certified", sup_source="B^2")
-    out = H.informative_verdicts([thm], terms, "min", values, "eta", 1e-3, 4, level,
+    out = informative_verdicts([thm], terms, "min", values, "eta", 1e-3, 4, level,
                                  plans()["dfedsam"].proof_measure)
     printed, proof = out
     assert not printed["proof_functional"] and proof["proof_functional"]
