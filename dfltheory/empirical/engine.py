@@ -90,7 +90,8 @@ def check_compile(device: torch.device) -> None:
 
 #: the most sample indices one round's batch plan may hold (2^27: about 2 GiB with its float64 draws)
 MAX_PLAN_ENTRIES = 2**27
-FUSED_STEPS = 8  # compiled local steps of one round run as one call up to this K (Engine._steps_fn)
+FUSED_STEPS = 8  # compiled local steps of one round run as one call up to this K (Engine._steps_fn) ...
+FUSED_BYTES = 2**26  # ... and while the round's K minibatches, gathered at once, take at most 64 MiB
 ROUND_COPIES = 4  # (m, d) working tensors of a round beside the state: anchor, gradient, direction, mixed models
 
 
@@ -218,7 +219,8 @@ class Engine:
             raise ValueError(f"{algorithm.name} redraws its graph from the clients' losses every round; use "
                              f"--topology {algorithm.topology} (out-neighbours per client: --topology-params k=...)")
         if sequential and not algorithm.comm.sequential:  # a rule that declares its in-place schedule
-            raise ValueError("the sequential (in-place) aggregation exists only for dfedcata")
+            raise ValueError(f"{algorithm.name} declares no sequential (in-place) schedule (a program's "
+                             "sequential=True); drop --sequential")
         self.sequential = sequential
         self.copies = 1  # independent copies of m / copies clients (a cohort sets it; the sequential round uses it)
         self.x_train, self.y_train = self._cast(data.x_train, x0.dtype), self._cast(data.y_train, x0.dtype)
@@ -249,8 +251,12 @@ class Engine:
             self._phase_k = [first.setdefault(rule.phase(k, self.unit), k) for k in range(self.K)]
             self._step = torch.compile(self._step_fn, dynamic=False)
             # up to FUSED_STEPS local steps run as one compiled call (a call's own cost, ~0.3 ms on CPU, is most of
-            # a round of a small problem); more are unrolled too long to compile: one call a step
-            self._steps = torch.compile(self._steps_fn, dynamic=False) if self.K <= FUSED_STEPS else None
+            # a round of a small problem) where the K minibatches it gathers at once stay small (FUSED_BYTES: the
+            # memory budget counts one batch); more steps, or image batches: one call a step
+            sample = self.x_train[:1].element_size() * self.x_train[:1].numel()
+            gathered = self.K * self.m * (batch_size or int(self.sampler.sizes.max())) * sample
+            self._steps = (torch.compile(self._steps_fn, dynamic=False)
+                           if self.K <= FUSED_STEPS and gathered <= FUSED_BYTES else None)
 
     def _check_state_memory(self, x0: torch.Tensor) -> None:
         """Refuse, before it is allocated, a state of m clients that does not fit the device: its tensors drawn on
@@ -526,8 +532,11 @@ class Engine:
                 return (f"{len(value)} tensors" if key == "model" and isinstance(value, list) else
                         ", ".join(f"{k} {tuple(v[0])}" for k, v in value.items()) if isinstance(value, dict) else
                         str(value))
-            raise ValueError("it was written by another run: " + "; ".join(
-                f"{key} {show(saved, key)} there, {show(mine, key)} here" for key in differ))
+            only_state = set(differ) <= {"state", "cstate"}
+            raise ValueError(("it was written by another run, or by an earlier version of this algorithm whose "
+                              "state had other entries (dfedcata's aggregates became state slots when it was "
+                              "derived from its program): " if only_state else "it was written by another run: ")
+                             + "; ".join(f"{key} {show(saved, key)} there, {show(mine, key)} here" for key in differ))
         t, sent, xbar, gen = sd.get("t"), sd.get("sent"), sd.get("xbar_prev"), sd.get("generator")
         if (isinstance(t, bool) or not isinstance(t, int) or t < 0 or isinstance(sent, bool)
                 or not isinstance(sent, int) or sent < 0 or not isinstance(xbar, torch.Tensor)

@@ -83,6 +83,12 @@ def register_pep_bound(bound: PEPBound, *, origin: str = "") -> None:
     where = f"{origin}: " if origin else ""
     if not isinstance(bound, PEPBound):
         raise ValueError(f"{where}{bound!r} is not a dfltheory.pep.compare.PEPBound")
+    if not isinstance(bound.models, (tuple, list)) or not all(isinstance(m, str) for m in bound.models):
+        raise ValueError(f"{where}PEP bound {bound.theorem!r}: models must be a tuple of PEP model names, got "
+                         f"{bound.models!r}")
+    if not isinstance(bound.theorem, str) or not all(isinstance(t, str) for t in bound.readings):
+        raise ValueError(f"{where}PEP bound: the theorem and its readings must be theorem ids (strings), got "
+                         f"{bound.theorem!r} and {bound.readings!r}")
     problems = [f"theorem {t!r} is not in the catalog (register it first: dfltheory.bounds.register_paper)"
                 for t in (bound.theorem, *bound.readings) if t.partition("@")[0] not in catalog()]
     problems += [f"model {m!r} is not a built-in PEP model (one of {', '.join(MODELS)}); a user's model names its "

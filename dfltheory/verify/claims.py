@@ -64,7 +64,7 @@ from pathlib import Path
 
 import numpy as np
 
-from dfltheory.plugins import Registry, builtin_papers, load_builtin
+from dfltheory.plugins import Registry, builtin_papers, load_builtin, load_once
 from dfltheory.verify import stats
 from dfltheory.verify.instances import check_run_options, train_command
 from dfltheory.verify.processes import pool_map
@@ -299,17 +299,8 @@ def plan_of(plan: str | Plan) -> Plan:
 
 
 def _load_builtins() -> None:
-    if _LOADING:
-        return
-    _LOADING.append(True)
-    try:
-        load_builtin("claims")
-    except BaseException:  # a failed load is not a loaded registry: the next read fails again, never partial
-        _LOADING.clear()
-        raise
-    for registry in _REGISTRIES:
-        registry.seal()  # the built-in papers' claims are fixed: a plugin adds its own, it cannot replace one
-        registry.loaded()
+    # the built-in papers' claims are fixed: a plugin adds its own, it cannot replace one
+    load_once(_LOADING, lambda: load_builtin("claims"), *_REGISTRIES)
 
 
 _LOADING: list[bool] = []
@@ -383,7 +374,8 @@ def register_claims(paper: str, claims: Sequence[Claim], *, base: Mapping, round
             problems.append(f"{c.id!r} is not a Claim of paper {paper!r} (its paper: {c.paper!r})")
         elif ids.count(c.id) > 1:
             problems.append(f"duplicate claim id {c.id!r}")
-        elif isinstance(c.data, str) or not c.data or any(d not in PLANS for d in c.data):
+        elif (not isinstance(c.data, (tuple, list)) or not c.data
+              or any(not isinstance(d, str) or d not in PLANS for d in c.data)):
             problems.append(f"claim {c.id!r}: data {c.data!r} names no data plan; give a tuple of "
                             f"{', '.join(PLANS)}")
         elif c.metric not in METRICS:

@@ -56,7 +56,8 @@ def verify(targets: Sequence[str] = ("all",), size: str | Size = "default", out:
     """Run (or read from the cache in ``out``) the bound-holds experiments of ``targets`` ('all', paper names or
     theorem ids) and return the verdicts, overlays, topology dependence and rates as one JSON-safe dict; it is
     also written to ``out/verify.json``. ``progress(stage, done, total, eta_seconds)`` is called after every run;
-    ``workers`` processes train the runs (one CPU thread each); ``device`` ('cpu', 'cuda', ...) is where."""
+    ``workers`` processes train each stage's runs (one CPU thread each), and the informative runs train from the
+    start in ``workers`` processes of their own beside them; ``device`` ('cpu', 'cuda', ...) is where."""
     import platform
 
     from dfltheory import __version__

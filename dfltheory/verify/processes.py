@@ -11,13 +11,16 @@ from collections.abc import Callable, Sequence
 class Background:
     """[fn(*a) for a in args] started at once in ``workers`` processes and collected later (:meth:`results`), so
     that the longest runs of a verification train beside its other stages instead of after them (issue 33 item 4:
-    DFedPGP's informative run alone is ~180,000 rounds). With one worker nothing runs until :meth:`results`, which
-    is then :func:`pool_map`."""
+    DFedPGP's informative run alone is ~180,000 rounds), in ``workers`` processes of their own (the stages' pools
+    have theirs: each process trains on one thread, and the cores share them). With one worker nothing runs until
+    :meth:`results`, which is then :func:`pool_map`. :meth:`close` before the results (an error in another stage)
+    stops the runs in training too."""
 
     def __init__(self, fn: Callable, args: Sequence[tuple], workers: int):
         self.fn, self.args, self.workers, self.start = fn, list(args), workers, time.perf_counter()
         self.pool = self.futures = None
-        if workers > 1 and len(self.args) > 1:
+        self.collected = False
+        if workers > 1 and self.args:  # one long run alone gains as much: it trains beside the other stages
             from concurrent.futures import ProcessPoolExecutor
 
             self.pool = ProcessPoolExecutor(max_workers=min(workers, len(self.args)))
@@ -32,18 +35,28 @@ class Background:
 
         total = len(self.futures)
         try:
+            if progress:
+                progress(0, total, 0.0)
             for n, _ in enumerate(as_completed(self.futures), 1):
                 if progress:
                     progress(n, total, (time.perf_counter() - self.start) / n * (total - n))
-            return [f.result() for f in self.futures]
+            out = [f.result() for f in self.futures]
+            self.collected = True
+            return out
         finally:
             self.close()
 
     def close(self) -> None:
-        """Stop: the runs not started are cancelled (a run in training ends in its worker, which releases its cache
-        entry's lock)."""
-        if self.pool is not None:
-            self.pool.shutdown(wait=False, cancel_futures=True)
+        """Stop the pool: after :meth:`results`, its idle workers; before (another stage failed), the runs not
+        started are cancelled and the runs in training are terminated (their cache entries' locks are ``flock``s,
+        which the kernel releases with the process; a cut run resumes from its last checkpoint)."""
+        if self.pool is None:
+            return
+        if not self.collected:
+            for process in list((self.pool._processes or {}).values()):
+                process.terminate()
+        self.pool.shutdown(wait=True, cancel_futures=True)
+        self.pool = None
 
 
 def pool_map(fn: Callable, args: Sequence[tuple], workers: int, progress: Callable | None = None) -> list:

@@ -103,3 +103,16 @@ def test_more_local_steps_than_fused_compile_one_function_per_phase(digits, monk
     assert graphs() - start == 2
     fused.round()
     assert float((fused.state["x"] - stepwise.state["x"]).abs().max()) < 1e-5
+
+
+def test_large_minibatches_are_not_gathered_at_once(digits, monkeypatch):
+    """The fused call gathers the round's K minibatches at once; past FUSED_BYTES (image batches) the steps run one
+    call each, which the memory budget (one batch per client) covers."""
+    import dfltheory.empirical.engine as E
+
+    assert engine(digits, "dfedavg", True)._steps is not None
+    monkeypatch.setattr(E, "FUSED_BYTES", 1)
+    stepwise = engine(digits, "dfedavg", True)
+    assert stepwise._steps is None
+    stepwise.round()
+    assert torch.isfinite(stepwise.state["x"]).all()

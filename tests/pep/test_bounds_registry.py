@@ -50,3 +50,16 @@ def test_a_bound_is_refused_with_the_problem_named():
         with pytest.raises(ValueError, match="not a dfltheory.pep.compare.PEPBound"):
             C.register_pep_bound(("dfedavg", "dfedsam.thm4.1"))
     assert np.isfinite(C.compare(worst_case("dpsgd-atc", 2, 1, 3, 0.1, W=W_lambda(2, 0.5), sigma_g=1, B=2))["bound"])
+
+
+def test_a_pep_bound_with_a_string_for_its_models_or_a_non_string_reading_is_refused_by_name():
+    """A string for the models would be read letter by letter, a number for a reading crashed in partition: both are
+    one ValueError naming the field."""
+    import pytest
+
+    from dfltheory.pep.compare import PEPBound, register_pep_bound
+
+    with pytest.raises(ValueError, match="models must be a tuple of PEP model names, got 'dfedavg'"):
+        register_pep_bound(PEPBound(models="dfedavg", theorem="dfedsam.thm4.1", values=lambda s: {}))
+    with pytest.raises(ValueError, match="readings must be theorem ids"):
+        register_pep_bound(PEPBound(models=("x",), theorem="dfedsam.thm4.1", values=lambda s: {}, readings=(3,)))

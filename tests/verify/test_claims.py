@@ -830,3 +830,6 @@ def test_a_claim_naming_an_unknown_plan_is_refused():
         register_paper("mine", "Mine", [replace(get("dfedsam.thm4.1"), id="mine.thm", paper="mine")])
         with pytest.raises(ValueError, match=r"data \('fashion',\) names no data plan; give a tuple of digits, mnist, fashion-mnist"):
             C.register_claims("mine", [replace(bad, paper="mine")], base={"decay": 1.0}, rounds=10)
+        for data in (5, "digits", (1,)):  # not a tuple of plan names: refused by name, never a TypeError
+            with pytest.raises(ValueError, match="names no data plan"):
+                C.register_claims("mine", [replace(bad, paper="mine", data=data)], base={"decay": 1.0}, rounds=10)

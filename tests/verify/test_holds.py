@@ -251,5 +251,28 @@ def test_background_runs_give_their_results_in_order_with_one_worker_or_two():
         seen = []
         bg = Background(_square, [(k,) for k in range(5)], workers)
         assert bg.results(lambda done, total, eta: seen.append((done, total))) == [0, 1, 4, 9, 16]
-        assert seen[-1] == (5, 5)
-    Background(_square, [(1,), (2,)], 2).close()  # closing before collecting leaves nothing behind
+        assert seen[0] == (0, 5) and seen[-1] == (5, 5)
+    one = Background(_square, [(3,)], 2)  # a single long run trains beside the other stages too
+    assert one.pool is not None and one.results() == [9]
+
+
+def _sleep(seconds):
+    import time
+
+    time.sleep(seconds)
+    return seconds
+
+
+def test_closing_background_runs_before_their_results_stops_the_runs_in_training():
+    """Another stage failed: close() terminates the runs in training (not only the ones not started), at once."""
+    import time
+
+    from dfltheory.verify.processes import Background
+
+    bg = Background(_sleep, [(60,), (60,), (60,)], 2)
+    time.sleep(2.0)  # both workers are in a 60 s run
+    processes = list(bg.pool._processes.values())
+    start = time.perf_counter()
+    bg.close()
+    assert time.perf_counter() - start < 20
+    assert processes and not any(p.is_alive() for p in processes)
