@@ -46,6 +46,7 @@ from dfltheory.verify.measured_rate import rate
 from dfltheory.verify.mutations import mutation_tables
 from dfltheory.verify.plans import plans
 from dfltheory.verify.processes import Background
+from dfltheory.verify.records import Verdict
 from dfltheory.verify.replicated import replicated_terms
 from dfltheory.verify.strict_json import json_safe
 
@@ -97,12 +98,12 @@ def verify(targets: Sequence[str] = ("all",), size: str | Size = "default", out:
             result["horizons"] += rows
             result["verdicts"] += part["verdicts"]
             if any(t.main for t in tgts):
-                result["verdicts"] += [{"theorem": thm, "paper": paper, "variant": "printed", "main": True,
-                                        "setting": "-", "problem": "-", "topology": "-", "constants": "-",
-                                        "verdict": "not testable", "failed": [], "note": why,
-                                        "functional": "-", "instance_rationale": "no run can test it",
-                                        "c_star": {"factor": None, "instrument": None}, "term_shares": {}}
-                                       for thm, why in plan.untestable.items()]
+                result["verdicts"] += [Verdict.from_dict({
+                    "theorem": thm, "paper": paper, "variant": "printed", "main": True, "setting": "-",
+                    "problem": "-", "topology": "-", "constants": "-", "verdict": "not testable", "failed": [],
+                    "note": why, "functional": "-", "instance_rationale": "no run can test it",
+                    "c_star": {"factor": None, "instrument": None}, "term_shares": {}}).to_dict()
+                    for thm, why in plan.untestable.items()]
             result["overlays"][paper] = part["overlays"]
             result["topology"] += part["topology"]
             if rates and any(t.main for t in tgts):
