@@ -327,7 +327,7 @@ def test_metrics_are_the_stated_quantities(data):
 def test_engine_rejects_bad_inputs(data):
     with pytest.raises(ValueError, match="needs a topology"):
         Engine(FlatModel(net(data), loss_fn("classification")), data, A.make("dfedavg"), None, K=2, lr=0.1)
-    with pytest.raises(ValueError, match="only for dfedcata"):
+    with pytest.raises(ValueError, match="dfedavg declares no sequential .* drop --sequential"):
         engine_for(data, "dfedavg", sequential=True)
     with pytest.raises(ValueError, match="unknown algorithm"):
         A.make("dfedfoo")
