@@ -474,6 +474,10 @@ class Theorem:
         outside a domain raise :class:`DomainError` naming the symbol and its domain.
         """
         vals, _, mask = self._parse(values, self.required)
+        return self._bound_of(vals, mask)
+
+    def _bound_of(self, vals: Mapping[str, np.ndarray], mask):
+        """:meth:`evaluate` at values already parsed (``mask``: where one sits on a documented infinite end)."""
         args = [vals[n] for n in self.required]
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
             out = np.asarray(self._bound_fn(*args), dtype=float)
@@ -573,6 +577,11 @@ class Theorem:
         chosen = self.selected_conditions(conditions)
         names = sorted({n for c in chosen for n in c.names})
         vals, _, _ = self._parse(values, names)
+        return self._valid_of(vals, chosen)
+
+    @staticmethod
+    def _valid_of(vals: Mapping[str, np.ndarray], chosen) -> np.ndarray | bool:
+        """:meth:`valid` at values already parsed, for the conditions ``chosen``."""
         ok = np.ones(np.broadcast_shapes(*(np.shape(v) for v in vals.values())), dtype=bool)
         for cond in chosen:
             ok &= cond.holds_at(vals)
@@ -668,22 +677,8 @@ class Partial:
         thm = self.thm
         given, _, mask = thm._parse(free, ())
         vals = {**self.fixed, **given}
-        missing = [n for n in thm.required if n not in vals]
-        if missing:
-            thm._parse({n: v for n, v in vals.items()}, thm.required)  # raises, naming them, as evaluate does
-        args = [vals[n] for n in thm.required]
+        needed = {*thm.required, *(n for c in self.conditions for n in c.names)}
+        if not needed <= set(vals):
+            thm._parse(vals, sorted(needed))  # raises, naming the values missing, as evaluate and valid do
         mask = np.logical_or(self.mask, mask) if (self.mask is not False or mask is not False) else False
-        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-            out = np.asarray(thm._bound_fn(*args), dtype=float)
-        out = np.where(mask, np.inf, out) if mask is not False else out
-        out = np.broadcast_to(out, np.broadcast_shapes(out.shape, *(np.shape(a) for a in args))).copy()
-        lost = np.isinf(out) & ~np.broadcast_to(np.asarray(mask, dtype=bool), out.shape)
-        if np.any(np.isnan(out)) or np.any(lost):
-            thm.evaluate(**{n: v for n, v in vals.items()})  # raises the DomainError that names the cause
-        ok = np.ones(np.broadcast_shapes(*(np.shape(v) for v in vals.values())), dtype=bool)
-        for cond in self.conditions:
-            missing = [n for n in cond.names if n not in vals]
-            if missing:
-                thm._parse(vals, cond.names)  # raises, naming them, as valid does
-            ok &= cond.holds_at(vals)
-        return (float(out) if out.ndim == 0 else out), (bool(ok) if ok.ndim == 0 else ok)
+        return thm._bound_of(vals, mask), thm._valid_of(vals, self.conditions)
