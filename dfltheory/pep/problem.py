@@ -29,8 +29,7 @@ DFedADMM (seed 004 Algorithm 1, card dfedadmm §3.2; the engine's ``admm_dual`` 
 then the same gossip; ``dfedadmm-sam-unnormalized`` takes the gradient at y + rho grad f_i(y) (the box normalizes the
 ascent step, the proof bounds the unnormalized one: card §11 item 2).
 
-DFedCata (card dfedcata §3.1; the engine's ``anchor_pull`` + ``weight_decay`` local step and
-``nesterov_extrapolation``): K steps y <- y - eta (grad f_i(y) + lam_pen (y - y_i^t)) from y_i^t, a^{t+1} = W^Q y_K,
+DFedCata (card dfedcata §3.1; the programs ``dfedcata-a`` / ``dfedcata-b`` the engine trains too): K steps y <- y - eta (grad f_i(y) + lam_pen (y - y_i^t)) from y_i^t, a^{t+1} = W^Q y_K,
 then y^{t+1} = a^{t+1} + beta (a^{t+1} - y_K^t) (``dfedcata-a``, the public code) or a^{t+1} + beta (a^{t+1} - a^t)
 (``dfedcata-b``, the proof), a^0 = x^0. Push-sum (card dfedsgpsm §3.1) on a column-stochastic P with the weights
 w^{t+1} = P w^t, w^0 = 1 (numbers fixed by P, so x/w is linear): ``dfedsgpm`` runs K steps v = alpha v +
