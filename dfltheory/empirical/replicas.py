@@ -113,7 +113,9 @@ class Replicas:
         self.inputs, self.targets = engine.x_train[idx], engine.y_train[idx]
         grads = engine.model.vmapped_grad
         self._grads = torch.compile(grads, dynamic=False) if engine.compiled else grads  # as the engine's steps
-        self._twice = (torch.cat([self.inputs] * 2), torch.cat([self.targets] * 2))  # DFedPGP's two point sets
+        # DFedPGP's two point sets in one call: every client's data twice (the other quantities need no copy)
+        self._twice = ((torch.cat([self.inputs] * 2), torch.cat([self.targets] * 2)) if quantity == "delta_pgp"
+                       else None)
         self.prev = self.averages()  # x_bar_s^{t-1} (DFedCata: a_bar_s) of every copy
         self.pending = None  # DFedPGP's Delta_v^t / L_v, paired with the next round's Delta_ubar^t
 
