@@ -68,7 +68,8 @@ def verify(targets: Sequence[str] = ("all",), size: str | Size = "default", out:
     out = Path(out)
     cache = RunCache(out / "runs")
     start = time.perf_counter()
-    result = {"version": __version__, "size": next((k for k, v in SIZES.items() if v == size), "custom"),
+    name = next((k for k, v in SIZES.items() if v == size), "custom")
+    result = {"version": __version__, "size": name,
               "seeds": list(range(size.seeds)), "m": size.m, "T": size.T, "device": device, "workers": workers,
               "machine": f"{platform.platform()}, {platform.processor() or platform.machine()}",
               "verdicts": [], "overlays": {}, "topology": [], "rates": [], "horizons": [], "informative": [],
@@ -77,7 +78,6 @@ def verify(targets: Sequence[str] = ("all",), size: str | Size = "default", out:
     found = horizon_rows(chosen, size, workers)
     # the informative runs need only the T* rows: they start now and train beside the bound-holds and rate runs,
     # the longest first (DFedPGP's ~180,000 rounds would otherwise come after every other stage)
-    name = next((k for k, v in SIZES.items() if v == size), "custom")
     entries = [e for paper, tgts in chosen.items()
                for e in informative(plans()[paper], tgts, size, found[paper][0], out / "informative", device=device,
                                     size_name=name)]
