@@ -31,7 +31,7 @@ def config(spec: str, compiled: bool) -> dict:
             "model": "split-linear" if personal else "linear", "data_params": data, "data_seed": 0, "n": CLIENTS,
             "topology": "ring", "weights": "push-sum" if algo in ("dfedsgpsm", "dfedpgp") else None, "K": 5,
             "lr": 0.01, "batch_size": 10, "seed": 0, "compile": compiled, "out": None,
-            **({"lam": 0.1} if algo == "dfedadmm" else {}), **({"mode": mode} if mode else {}),
+            **({"lam_pen": 0.1} if algo == "dfedadmm" else {}), **({"mode": mode} if mode else {}),
             **({"beta": 0.3} if mode == "A" else {})}  # A's synchronous (1 + beta)W - beta I diverges on the ring at 0.9
 
 

@@ -50,7 +50,7 @@ def run_dir(tmp_path_factory):
     ("--weight-decay", "-1", "--weight-decay must be a finite number >= 0"),  # was: accepted
     ("--rho", "nan", "--rho must be a finite number >= 0"),  # was: accepted
     ("--mu", "-1", "--mu must be a finite number >= 0"),  # was: accepted
-    ("--lam", "0", "--lam must be a finite number > 0"),
+    ("--lam-pen", "-1", "--lam-pen must be a finite number >= 0"),
     ("--beta", "1", "--beta must be a finite number in [0, 1)"),
     ("--lr-v", "nan", "--lr-v must be a finite number > 0"),
     ("--clip", "inf", "--clip must be a finite number > 0"),
@@ -166,10 +166,10 @@ def test_dfedadmm_at_eta_equal_lambda_warns_in_one_line(tmp_path, capsys, monkey
             "--no-progress", "--lr", "0.1"]
     assert cli.main([*argv, "--out", str(tmp_path / "a")]) == 0  # the papers' eta = lambda = 0.1: a warning only
     err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1 and err[0].startswith("dfltheory train: warning: dfedadmm with --lr 0.1 and --lam 0.1")
+    assert len(err) == 1 and err[0].startswith("dfltheory train: warning: dfedadmm with --lr 0.1 and --lam-pen 0.1")
     assert "1 - eta/lambda = 0: every local step nearly restarts from x^t and the K = 3 local steps act as about one"\
-        in err[0] and "e.g. --lam 1 with --lr 0.1" in err[0]
-    assert cli.main([*argv, "--lam", "1", "--out", str(tmp_path / "b")]) == 0
+        in err[0] and "e.g. --lam-pen 1 with --lr 0.1" in err[0]
+    assert cli.main([*argv, "--lam-pen", "1", "--out", str(tmp_path / "b")]) == 0
     assert "warning" not in capsys.readouterr().err
     assert cli.main([*argv, "--out", str(tmp_path / "c")]) == 0  # the same warning again in this process: silent
     assert "warning" not in capsys.readouterr().err

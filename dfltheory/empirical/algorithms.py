@@ -6,7 +6,7 @@ read (:func:`dfltheory.plugins.load_builtin`).
 Every algorithm is derived from its step program (:mod:`dfltheory.program`; :func:`from_program`): the program is
 its one definition, and the hand-written rules it was built from before are the test oracle
 (:mod:`dfltheory.testing.handwritten`). The table entry maps the engine's hyper-parameter names to the program's
-(``momentum`` -> ``alpha``, ``lam`` -> ``lam_pen``) and keeps the Algorithm's other fields. dfedcata's programs
+(``momentum`` -> ``alpha``) and keeps the Algorithm's other fields. dfedcata's programs
 declare the engine's sequential schedule (``Program.sequential``) and take the run's clip and weight decay
 themselves (the public code clips between the anchor pull and the weight decay).
 
@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import re
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
 from dfltheory.constraints import INF, Interval, check
 from dfltheory.empirical import communication as C
@@ -71,7 +71,7 @@ def _server(hp: dict) -> C.CommRule:
 HYPER_RANGES = {
     "rho": Interval(0, INF, closed="left", meaning="the SAM radius"),
     "momentum": Interval(0, 1, closed="left", meaning="the local heavy-ball momentum"),
-    "lam": Interval(0, INF, closed="neither", meaning="the ADMM penalty lambda"),
+    "lam_pen": Interval(0, INF, closed="neither", meaning="the ADMM penalty lambda"),
     "Q": Interval(1, INF, closed="left", meaning="gossip steps per round"),
     "mu": Interval(0, INF, closed="left", meaning="the proximal coefficient"),
     "K_v": Interval(0, INF, closed="left", meaning="personal local steps per round"),
@@ -181,16 +181,21 @@ _LOADING: list[bool] = []
 #: every registered algorithm: name -> factory(hp) -> Algorithm (the built-in ones, fixed, then the plugins')
 ALGORITHMS: dict[str, Callable[[dict], Algorithm]] = Registry("algorithm", load=_load_builtins)
 ALGORITHM_NAME = re.compile(r"^[a-z][a-z0-9_-]*$")
+#: algorithm -> {an option's former name: its name today}, as each registration declares (``renamed=``)
+RENAMED_OPTIONS: dict[str, dict[str, str]] = {}
 
 
-def register_algorithm(name: str, factory: Callable[[dict], Algorithm], *, origin: str = "") -> None:
+def register_algorithm(name: str, factory: Callable[[dict], Algorithm], *, origin: str = "",
+                       renamed: Mapping[str, str] | None = None) -> None:
     """Make ``factory`` the algorithm ``name`` of ``train``, ``verify``, ``claims`` and :func:`make`.
 
     ``factory(hp)`` takes the hyper-parameters given (a dict; read them with ``hp.get(key, default)``, so that the
     ones it does not read are reported as unused) and returns an :class:`Algorithm`: a local rule of
     :mod:`dfltheory.empirical.rules` composed with a communication rule of :mod:`dfltheory.empirical.communication`,
     named ``name``. It is called once here with no hyper-parameters (its defaults) to check it. ``origin`` (a plugin
-    file) is named in the errors, ValueErrors that name the problem and the fix."""
+    file) is named in the errors, ValueErrors that name the problem and the fix. ``renamed``: {former name: name
+    today} of options the algorithm took under another name before (a stored config or an old sweep file giving the
+    former name is read under today's: :func:`dfltheory.empirical.run_config.current_names`)."""
     if not isinstance(origin, str):
         raise ValueError(f"algorithm {name!r}: origin={origin!r} must be a string (the plugin file, __file__)")
     where = f"{origin}: " if origin else ""
@@ -199,6 +204,10 @@ def register_algorithm(name: str, factory: Callable[[dict], Algorithm], *, origi
                          "with a letter")
     if name in ALGORITHMS:
         raise ValueError(f"{where}algorithm {name!r} is already registered; choose another name")
+    renamed = dict(renamed or {})
+    if not all(isinstance(k, str) and isinstance(v, str) and k != v for k, v in renamed.items()):
+        raise ValueError(f"{where}algorithm {name!r}: renamed={renamed!r} must map an option's former name to its "
+                         "name today (strings, e.g. {'lam': 'lam_pen'})")
     if not callable(factory):
         raise ValueError(f"{where}algorithm {name!r}: the factory must be a function hp -> Algorithm, got {factory!r}")
     try:
@@ -220,6 +229,56 @@ def register_algorithm(name: str, factory: Callable[[dict], Algorithm], *, origi
         raise ValueError(f"{where}algorithm {name!r}: participation={algo.participation!r} must be the fraction of "
                          "clients per round, in (0, 1]")
     ALGORITHMS[name] = factory
+    if renamed:
+        RENAMED_OPTIONS[name] = renamed
+
+
+def renamed_options(name: str) -> dict[str, str]:
+    """{former name: name today} of the options algorithm ``name`` took under another name (empty if none, or for a
+    name that is no algorithm)."""
+    if name in ALGORITHMS:  # reading the table registers the built-in algorithms
+        return dict(RENAMED_OPTIONS.get(name, {}))
+    return {}
+
+
+def former_names() -> frozenset[str]:
+    """Every option name some algorithm took before it was renamed (``lam``: DFedADMM's penalty, ``lam_pen`` today)."""
+    return frozenset(old for name in names() for old in RENAMED_OPTIONS.get(name, {}))
+
+
+def current_names(cfg, where: str = "the config", warn=None, flag=str) -> dict:
+    """``cfg`` (a run config) with every option its algorithm took under a former name (the algorithm's registration
+    declares them: :func:`renamed_options`) under today's name; a former name the
+    algorithm never took (``lam`` given to dfedavg: it read no such option) is dropped, as it was then. ``warn(text)``,
+    if given, is told of each former name given a value (a stored config.json or result: none), each option shown as
+    ``flag(name)`` (the train command: ``--lam-pen``). Giving a former name and today's with different values is a
+    ValueError naming both, as it cannot tell which one is meant."""
+    old = former_names() & set(cfg)
+    if not old:
+        return dict(cfg)
+    algo = cfg.get("algo")
+    renamed = renamed_options(algo)
+    out = {}
+    for name, value in cfg.items():  # in cfg's order: today's name takes the former one's place
+        if name not in old:
+            if name not in out or value is not None:
+                out[name] = value
+            continue
+        new = renamed.get(name)
+        if value is None:
+            continue
+        if new is None:
+            if warn:
+                warn(f"{where}: {algo} does not use {flag(name)} (the former name of another algorithm's option); "
+                     "ignored")
+            continue
+        if cfg.get(new) is not None and cfg[new] != value:
+            raise ValueError(f"{where} gives {flag(name)} {value!r} and {flag(new)} {cfg[new]!r}: {flag(name)} is the "
+                             f"former name of {flag(new)} for {algo}; give {flag(new)} alone")
+        if warn:
+            warn(f"{where}: {flag(name)} is the former name of {flag(new)} for {algo}; write {flag(new)}")
+        out[new] = value
+    return out
 
 
 def register_program(program, *, origin: str = "") -> None:
@@ -243,6 +302,12 @@ def make(name: str, **hp) -> Algorithm:
     """Build a named algorithm; hyper-parameters not given take the papers' values (see each factory)."""
     if name not in ALGORITHMS:
         raise ValueError(f"unknown algorithm {name!r}; choose one of {', '.join(ALGORITHMS)}")
+    if former_names() & set(hp):  # an option under its former name: read under today's, with a FutureWarning
+        import warnings
+
+        hp = current_names({**hp, "algo": name}, f"make({name!r})",
+                           warn=lambda text: warnings.warn(text, FutureWarning, stacklevel=4))
+        hp.pop("algo")
     hp = _Reads({k: v for k, v in hp.items() if v is not None})
     if "participation" in hp and not 0 < hp["participation"] <= 1:
         raise ValueError(f"participation is the fraction of clients per round, in (0, 1]; got {hp['participation']}")

@@ -134,10 +134,10 @@ def register(subparsers) -> None:
     hp.add_argument("--fresh-gossip", action="store_true", help="dfedsam-mgs: a new W per gossip step")
     hp.add_argument("--momentum", type=float, help="local momentum (dfedavgm; dfedsgpsm's alpha; dfedpgp: the "
                     "experiments' SGD momentum, default 0 as in Algorithm 1)")
-    hp.add_argument("--lam", type=float, help="ADMM penalty lambda (dfedadmm); keep it well above --lr: each local "
-                    "step contracts x_k - x^t by 1 - lr/lam, so lam = lr (the papers' 0.1 = 0.1) makes K steps act "
-                    "as one (warned)")
-    hp.add_argument("--lam-pen", type=float, help="DFedCata penalty")
+    hp.add_argument("--lam-pen", type=float, help="the algorithm's penalty: dfedadmm's ADMM penalty lambda (keep it "
+                    "well above --lr: each local step contracts x_k - x^t by 1 - lr/lambda, so lambda = lr, the "
+                    "papers' 0.1 = 0.1, makes K steps act as one; warned), dfedcata's proximal penalty")
+    hp.add_argument("--lam", type=float, help=argparse.SUPPRESS)  # --lam-pen's former name for dfedadmm (current_names)
     hp.add_argument("--beta", type=float, help="DFedCata Nesterov coefficient")
     hp.add_argument("--mode", choices=("A", "B"), help="DFedCata Nesterov reading: A pre/post-aggregation (code), "
                     "B consecutive (proof)")
@@ -203,6 +203,11 @@ def parse_data_params(text: str | None) -> dict:
 
     flags = {"true": True, "false": False}
     return {k: flags.get(v.lower(), v) if isinstance(v, str) else v for k, v in parse_params(text).items()}
+
+
+def _flag(key: str) -> str:
+    """The ``train`` option of config key ``key`` (``lam_pen`` -> ``--lam-pen``)."""
+    return "--" + key.replace("_", "-")
 
 
 @functools.cache
@@ -381,6 +386,7 @@ def _train(args) -> int:
     import os
 
     from dfltheory.empirical import distributed
+    from dfltheory.empirical.algorithms import current_names
     from dfltheory.empirical.runner import ALGO_KEYS, check_options, run
 
     from dfltheory.empirical import recipes
@@ -398,6 +404,8 @@ def _train(args) -> int:
         raise ValueError("give --algo ALGO or --recipe NAME (dfltheory train --recipe list shows the recipes)")
     if cfg["out"] is None:
         raise ValueError("give --out DIR, the run directory")
+    cfg = current_names(cfg, "dfltheory train", warn=lambda text: print(f"dfltheory train: warning: {text}",
+                                                                         file=sys.stderr), flag=_flag)
     data = cfg["data_params"]
     cfg["data_params"] = data if isinstance(data, dict) else parse_data_params(data)
     if cfg.get("init_weights"):  # stored resolved: a resume from another directory names the same file ("" stays)

@@ -34,6 +34,8 @@ class Algorithm:
     topology: str | None = None  # the topology the communication rule redraws every round (DFedSGPSM-S)
     unused: tuple[str, ...] = ()  # hyper-parameters given to :func:`make` that this algorithm does not read
     hyper: dict = field(default_factory=dict)  # every hyper-parameter the factory read -> the value it took
+    # warning(lr, lr_decay, K, rounds) -> why these step sizes make the algorithm degenerate, or None (printed once)
+    warning: Callable | None = None
 
     def average(self, state, cstate) -> torch.Tensor:
         return self.x_bar(state, cstate) if self.x_bar else state["x"].mean(0)

@@ -51,7 +51,7 @@ def _dfedsam(dataset, model):
 
 def _dfedadmm(dataset, model, rounds):
     return Recipe("dfedadmm", {**_DFL, **_SYMMETRIC_RANDOM, "algo": "dfedadmm", "dataset": dataset, "model": model,
-                               "rounds": rounds, "lam": 0.1, "weight_decay": 0.0},
+                               "rounds": rounds, "lam_pen": 0.1, "weight_decay": 0.0},
                   "dfedadmm.md §8: MLP 200-200 (MNIST), CNN (CIFAR-10), ResNet-18 GroupNorm (CIFAR-100) seed L183, "
                   "L335; m = 100, K = 5, batch 128, lr 0.1 x 0.998, no weight decay for DFedADMM, lambda 0.1 seed "
                   "L343; 300 rounds MNIST, 500 CIFAR seed L183, L343; <= 10 random neighbours seed L343, L347 (§7); "

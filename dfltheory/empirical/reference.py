@@ -65,7 +65,7 @@ class ReferenceRun:
                 v = hp.get("momentum", 0.9) * v + g
                 g = v
             elif n.startswith("dfedadmm"):
-                g = g - self.dual[i] + (y - start) / hp.get("lam", 0.1)
+                g = g - self.dual[i] + (y - start) / hp.get("lam_pen", 0.1)
             elif n == "dfedcata":
                 g = g + hp.get("lam_pen", 0.05) * (y - start)
             elif n == "fedprox":
@@ -128,7 +128,7 @@ class ReferenceRun:
         for i in active:
             z[i] = self.local(i, self.x[i], idx, lr)
         if n.startswith("dfedadmm"):
-            lam = self.hp.get("lam", 0.1)
+            lam = self.hp.get("lam_pen", 0.1)
             for i in range(m):
                 old = self.dual[i]
                 self.dual[i] = old - (z[i] - self.x[i]) / lam  # line 15

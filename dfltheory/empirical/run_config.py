@@ -5,6 +5,11 @@ A run config is read and written as a dict (``config.json``, the run caches' key
 options that dict gives (:class:`dfltheory.records.Record`), so that ``RunConfig.from_dict(cfg).to_dict() == cfg``
 and a cache key, a hash of the dict (:class:`dfltheory.empirical.sweep.RunCache`), is the same for the record as for
 the dict. The options' ranges are :func:`dfltheory.empirical.runner.check_options`'s, declared once as :mod:`dfltheory.constraints`.
+
+An option an algorithm took under another name before (its registration's ``renamed``: DFedADMM's penalty was
+``lam``, the name of the spectral lambda everywhere else, and is ``lam_pen``) is read under today's name by
+:func:`dfltheory.empirical.algorithms.current_names`, at every door a config comes in by: the train command, :func:`dfltheory.empirical.runner.run`,
+a resume's stored config.json, a sweep, a stored claims result.
 """
 
 from __future__ import annotations
@@ -46,8 +51,10 @@ class RunConfig(Record):
     Q: int | None = entry("gossip steps per round")
     fresh_gossip: bool | None = entry("a new W per gossip step (multi-gossip)")
     momentum: float | None = entry("local momentum coefficient")
-    lam: float | None = entry("ADMM penalty lambda")
-    lam_pen: float | None = entry("proximal penalty of the catalyst algorithm")
+    lam_pen: float | None = entry("the algorithm's penalty: the ADMM penalty lambda (dfedadmm), the catalyst "
+                                  "algorithm's proximal penalty (dfedcata)")
+    lam: float | None = entry("deprecated: lam_pen's former name for dfedadmm, read as lam_pen (current_names); "
+                              "config.json never stores it")
     beta: float | None = entry("Nesterov coefficient of the catalyst algorithm")
     mode: str | None = entry("Nesterov reading of the catalyst algorithm: A (code) or B (proof)")
     sequential: bool | None = entry("the catalyst algorithm's in-place aggregation (its public code)")
@@ -85,3 +92,4 @@ class RunConfig(Record):
 def option_names() -> tuple[str, ...]:
     """The config keys a run config may give: RunConfig's fields."""
     return RunConfig.keys()
+

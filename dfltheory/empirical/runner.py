@@ -42,7 +42,7 @@ _WARNED: set[str] = set()
 DEFAULT_MODEL = {"digits": "mlp", "synthetic-quadratic": "linear", "synthetic-logistic": "logreg",
                  "synthetic-robust": "linear", "synthetic-personal": "split-linear", "mnist": "mlp",
                  "fashion-mnist": "mlp", "cifar10": "cnn", "cifar100": "resnet18"}
-ALGO_KEYS = ("rho", "Q", "momentum", "lam", "lam_pen", "beta", "mode", "mu", "participation", "weight_decay",
+ALGO_KEYS = ("rho", "Q", "momentum", "lam_pen", "beta", "mode", "mu", "participation", "weight_decay",
              "clip", "fresh_gossip", "K_v", "lr_v", "personal")
 # may change on --resume (compile: the same arithmetic, rounded differently at about 1e-7; checkpoint_every and
 # eval_every: when the run is saved and measured, not its trajectory)
@@ -55,8 +55,7 @@ FLOAT_OPTIONS = {key: Interval(low, high, closed, meaning=meaning, kind=(int, fl
     ("alpha", 0, INF, "neither", "the Dirichlet concentration"),
     ("rho", 0, INF, "left", "the SAM radius, 0 for plain gradients"),
     ("momentum", 0, 1, "left", "the local momentum coefficient"),
-    ("lam", 0, INF, "neither", "DFedADMM's penalty lambda"),
-    ("lam_pen", 0, INF, "left", "DFedCata's proximal penalty"),
+    ("lam_pen", 0, INF, "left", "the algorithm's penalty (DFedADMM's lambda, > 0; DFedCata's proximal penalty)"),
     ("beta", 0, 1, "left", "DFedCata's Nesterov coefficient"),
     ("lr_v", 0, INF, "neither", "DFedPGP's personal-part learning rate"),
     ("mu", 0, INF, "left", "FedProx's proximal coefficient"),
@@ -77,6 +76,13 @@ FLOAT32_MAX = float(torch.finfo(torch.float32).max)  # a step size or radius mul
 FLAG_OPTIONS = ("epochs", "compile", "sequential", "local_eval", "fresh_gossip", "download", "sparse", "weighted",
                 "progress")
 FLAG = OfType(bool, "True or False")
+
+
+def _warn_once(text: str) -> None:
+    """Print ``dfltheory train: warning: text`` to stderr, once per process (a sweep of many runs says it once)."""
+    if text not in _WARNED:
+        _WARNED.add(text)
+        print(f"dfltheory train: warning: {text}", file=sys.stderr)
 
 
 def _option(key: str) -> str:
@@ -162,40 +168,6 @@ def check_device(device: str) -> torch.device:
     return dev
 
 
-ADMM_COLLAPSE = 0.1  # |1 - eta/lambda| below this: the K local steps of DFedADMM act as about one
-
-
-def admm_step_warning(algo, lr: float, lr_decay: float, K: int, rounds: int) -> str | None:
-    """Why DFedADMM's local steps may collapse, or None. The local step of seed 004 (L95; card dfedadmm §3.2) is
-    x_{k+1} - x^t = (1 - eta/lambda)(x_k - x^t) - eta (g_k - ghat): when |1 - eta/lambda| < ADMM_COLLAPSE every step
-    nearly restarts from x^t, so K steps act as about one (the papers' eta = lambda = 0.1 is exactly there). With
-    a decaying lr the factor is 1 - eta_t/lambda, eta_t = eta decay^t: the message names the rounds it is in
-    the collapse zone. eta > lambda makes the factor negative (and amplifying for eta >= 2 lambda); seed 004's
-    analysis needs eta <= lambda (gamma <= 1)."""
-    lam = (algo.params or {}).get("lam")
-    if not algo.name.startswith("dfedadmm") or not lam or rounds < 1:
-        return None
-    r = lr / lam
-    head = (f"{algo.name} with --lr {lr:g} and --lam {lam:g}: the local step x_(k+1) - x^t = (1 - eta/lambda)"
-            f"(x_k - x^t) - eta (g_k - ghat) (seed 004 L95) has the factor 1 - eta/lambda = {1 - r:.3g}")
-    fix = f"use a penalty well above the step, e.g. --lam {10 * lr:g} with --lr {lr:g}"
-    if lr_decay == 1.0:
-        first, last = (0, rounds - 1) if abs(1 - r) < ADMM_COLLAPSE else (1, 0)
-    else:  # r decay^t in (1 - c, 1 + c) for t strictly between a and b
-        a, b = sorted(math.log(x / r) / math.log(lr_decay) for x in (1 - ADMM_COLLAPSE, 1 + ADMM_COLLAPSE))
-        first, last = max(0, math.floor(a) + 1), min(rounds - 1, math.ceil(b) - 1)
-    if first <= last:
-        when = ("" if lr_decay == 1.0 else
-                f"; with --lr-decay {lr_decay:g} the factor 1 - eta_t/lambda = 1 - {r:.3g}*{lr_decay:g}^t is within "
-                f"{ADMM_COLLAPSE:g} of 0 in rounds {first} to {last}")
-        return (f"{head}{when}: {'there ' if when else ''}every local step nearly restarts from x^t and the K = {K} "
-                f"local steps act as about one; {fix}")
-    if r >= 1 + ADMM_COLLAPSE:
-        return (f"{head} < 0: x_k oscillates around x^t" + (" and grows geometrically" if r >= 2 else "")
-                + f", and seed 004's analysis needs eta <= lambda; {fix}")
-    return None
-
-
 def with_recipe(cfg: dict) -> dict:
     """``cfg`` with its recipe's options filled in where it gives none (unchanged without ``recipe``)."""
     if not cfg.get("recipe"):
@@ -266,6 +238,7 @@ def _engine(cfg: dict, model: FlatModel, data, algo, source, device, x0=None) ->
 
 def _algorithm(cfg: dict, data):
     weights = data.client_sizes.numpy() if cfg.get("weighted") else None  # FedAvg's n_i-weighted average
+    cfg = A.current_names(cfg)  # a stored config.json may give an option under its former name
     return A.make(cfg["algo"], server_weights=weights, **{k: cfg.get(k) for k in ALGO_KEYS})
 
 
@@ -378,7 +351,7 @@ def _as_run(cfg: dict) -> dict:
     hyper-parameters as it takes them (a default given explicitly equals one left out; an option the algorithm does
     not read is left out of the comparison), the K of an algorithm that fixes it (D-PSGD, SGP: 1), and an unset
     ``epochs`` as false. Configs stored before K, DFedPGP's momentum and ``epochs`` were resolved thus resume."""
-    cfg = {**cfg, **({"epochs": bool(cfg["epochs"])} if "epochs" in cfg else {})}
+    cfg = A.current_names({**cfg, **({"epochs": bool(cfg["epochs"])} if "epochs" in cfg else {})})
     algo = cfg.get("algo")
     if algo not in A.ALGORITHMS:
         return cfg
@@ -581,12 +554,12 @@ def _train(engine, evaluator, out: Path, rounds, config, eval_every, checkpoint_
 def run(cfg: dict, resume: bool = False, wrap=None, again: str | None = None) -> dict:
     """Build from ``cfg`` and train into ``cfg['out']`` (``cfg['threads']``: torch CPU threads; the count used is
     stored in config.json), the directory locked from before the data are loaded (:func:`dfltheory.empirical.rundir.
-    lock`). Prints :func:`admm_step_warning` to stderr where it applies. ``wrap(engine)`` replaces the engine before
+    lock`). Prints the algorithm's warning about its step sizes (``Algorithm.warning``) to stderr where it applies. ``wrap(engine)`` replaces the engine before
     training (rank 0 of a distributed run: :mod:`dfltheory.empirical.distributed`); ``again``: what a stopped run's
     error advises (:func:`train`)."""
     from dfltheory.paths import output_dir
 
-    cfg = with_recipe(cfg)
+    cfg = A.current_names(with_recipe(cfg), "the run config", warn=_warn_once)  # config.json: today's names
     check_options(cfg)
     new = not Path(cfg["out"]).exists()
     out = output_dir(cfg["out"], "--out")  # before the data are loaded
@@ -600,11 +573,11 @@ def run(cfg: dict, resume: bool = False, wrap=None, again: str | None = None) ->
             if wrap is not None:
                 engine = wrap(engine)
             cfg = {**cfg, "K": engine.algo.K or cfg.get("K") or ALGO_DEFAULTS["K"]}  # config.json: the K that ran
-            note = admm_step_warning(engine.algo, cfg.get("lr", 0.1), cfg.get("lr_decay", 1.0),
-                                     int(engine.local_steps.max()), cfg["rounds"])
-            if note and note not in _WARNED:  # once per process: a sweep of many runs (claims, verify) says it once
-                _WARNED.add(note)
-                print(f"dfltheory train: warning: {note}", file=sys.stderr)
+            warning = engine.algo.warning
+            note = warning and warning(cfg.get("lr", 0.1), cfg.get("lr_decay", 1.0), int(engine.local_steps.max()),
+                                       cfg["rounds"])
+            if note:
+                _warn_once(note)
             keep = {k: v for k, v in cfg.items() if k not in ("out", "resume", "func", "command")}
             return train(engine, evaluator, cfg["out"], cfg["rounds"], config=keep,
                          eval_every=cfg.get("eval_every", 1), checkpoint_every=cfg.get("checkpoint_every", 10),

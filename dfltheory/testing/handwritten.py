@@ -76,10 +76,10 @@ def dfedsam_mgs(hp):
 
 
 def _dfedadmm(name, rho, hp):
-    lam = hp.get("lam", 0.1)
+    lam = hp.get("lam_pen", 0.1)
     oracle = R.sam(rho) if rho is not None else R.gradient()
     return Algorithm(name, R.chain(oracle, R.admm_dual(lam), *extras(hp)), C.gossip(),
-                     params={"lam": lam, "rho": rho}, aux=admm_aux(lam))
+                     params={"lam_pen": lam, "rho": rho}, aux=admm_aux(lam))
 
 
 def dfedadmm(hp):

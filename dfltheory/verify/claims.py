@@ -1052,6 +1052,7 @@ def rejudge(result: dict) -> dict:
         before = row.get("cache", result.get("cache", 1)) < CACHE_VERSION  # a row re-run since carries its own
         if before:
             row = {**row, "arms": [_renamed(a) for a in row["arms"]]}
+        row = {**row, "arms": [current_arm(a) for a in row["arms"]]}  # options under today's names
         stale = None
         renamed = sorted({a.cfg["algo"] for a in claim.arms} & set(RENAMED)) if claim is not None and before else []
         if claim is None:
@@ -1113,6 +1114,29 @@ def _renamed(arm: Mapping) -> dict:
         out["config"] = {**arm["config"], "algo": new}
     if isinstance(arm.get("command"), str):
         out["command"] = re.sub(rf"--algo {re.escape(algo)}(?=\s|$)", f"--algo {new}", arm["command"])
+    return out
+
+
+def current_arm(arm: Mapping) -> dict:
+    """A stored arm with its config's options under today's names and its command's flags with them
+    (:func:`dfltheory.empirical.algorithms.current_names`: DFedADMM's penalty ``lam`` is ``lam_pen``; a former name
+    its algorithm never read is dropped from both, as it changed nothing)."""
+    from dfltheory.empirical.algorithms import former_names
+    from dfltheory.empirical.algorithms import current_names
+
+    config = arm.get("config")
+    if not isinstance(config, Mapping) or not former_names() & set(config):
+        return dict(arm)
+    new = current_names(config)
+    out = {**arm, "config": new}
+    if isinstance(arm.get("command"), str):
+        command = arm["command"]
+        for name in former_names() & set(config):
+            flag, value = "--" + name.replace("_", "-"), config[name]
+            today = [k for k in new if k not in config]  # the name it took today, if its algorithm reads it
+            swap = f"--{today[0].replace('_', '-')} " if today and new[today[0]] == value else ""
+            command = re.sub(rf" {re.escape(flag)} (\S+)(?=\s|$)", (rf" {swap}\1" if swap else ""), command)
+        out["command"] = command
     return out
 
 

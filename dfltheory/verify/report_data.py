@@ -32,10 +32,10 @@ TOPOLOGY_KEYS = ("lambda", "spectral_gap", "psi", "lambda_min", "Phi", "doubly_s
 STAGES = ("topology constants", "stated against derived rates", "the papers' settings against their conditions",
           "verification runs", "a digits network per paper", "DFedSAM training runs", "worst cases (PEP)",
           "the papers' experimental claims")
-# run hyper-parameter -> theorem symbol: what a run's config.json (and its algorithm's defaults) states; the
-# run's "lam" is DFedADMM's penalty (the bounds' lam_pen), never the spectral lambda
+# run hyper-parameter -> theorem symbol: what a run's config.json (and its algorithm's defaults) states (a config
+# stored under former names is read under today's: dfltheory.empirical.algorithms.current_names)
 RUN_SYMBOLS = {"lr": "eta", "K": "K", "n": "m", "rho": "rho", "Q": "Q", "momentum": "alpha", "lam_pen": "lam_pen",
-               "lam": "lam_pen", "beta": "beta", "K_v": "K_v"}
+               "beta": "beta", "K_v": "K_v"}
 
 
 class StageProgress(Protocol):
@@ -299,6 +299,7 @@ def run_values(run: str | Path) -> dict[str, float]:
     the algorithm's defaults and forced values (D-PSGD and SGP: K = 1), and lam of its topology (with its
     --topology-params) when W is symmetric and doubly stochastic (Definition 1)."""
     from dfltheory.empirical.algorithms import make
+    from dfltheory.empirical.algorithms import current_names
     from dfltheory.empirical.rundir import read_json
     from dfltheory.empirical.runner import ALGO_KEYS
     from dfltheory.parsing import parse_params
@@ -312,6 +313,7 @@ def run_values(run: str | Path) -> dict[str, float]:
     if not isinstance(cfg.get("algo"), str) or "n" not in cfg:
         raise ValueError(f"{cfile} is damaged: not a run configuration (a JSON object with 'algo' and 'n'); restore "
                          "it or train the run again")
+    cfg = current_names(cfg)  # a config.json written under former option names
     algo = make(cfg["algo"], **{k: cfg.get(k) for k in ALGO_KEYS if k in cfg})
     resolved = {**cfg, "Q": 1, **algo.params, "K": algo.K or cfg.get("K")}  # one communication step per round
     # unless the algorithm has its own Q (DFedSAM-MGS)

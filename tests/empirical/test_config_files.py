@@ -79,9 +79,9 @@ def test_keys_take_either_spelling_and_the_params_take_tables(tmp_path):
 def test_a_recipe_in_the_file_is_resolved_and_the_command_line_overrides_it(tmp_path):
     (tmp_path / "run.toml").write_text('recipe = "dfedadmm-mnist"\nclients = 2\nrounds = 1\n'
                                        'data_params = { fake = true, train_size = 16, test_size = 8 }\n')
-    cfg = train(tmp_path, "r", "--config", str(tmp_path / "run.toml"), "--lam", "1.0", "--no-tensorboard")
+    cfg = train(tmp_path, "r", "--config", str(tmp_path / "run.toml"), "--lam-pen", "1.0", "--no-tensorboard")
     assert cfg["recipe"] == "dfedadmm-mnist" and cfg["algo"] == "dfedadmm" and cfg["model"] == "mlp"
-    assert cfg["n"] == 2 and cfg["lam"] == 1.0 and cfg["batch_size"] == 128
+    assert cfg["n"] == 2 and cfg["lam_pen"] == 1.0 and cfg["batch_size"] == 128
 
 
 @pytest.mark.parametrize("name, text, expected", [

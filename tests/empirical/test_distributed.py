@@ -22,8 +22,8 @@ CASES = {  # every algorithm the distributed engine splits, on the mixing paths 
     "dfedavgm": {"topology": "exponential"},
     "dfedsam": {"rho": 0.05},
     "dfedsam-mgs": {"Q": 2, "fresh_gossip": True, "topology": "random", "weights": "uniform", "topology_params": "k=2"},
-    "dfedadmm": {"lam": 1.0, "n": 5},
-    "dfedadmm-sam": {"lam": 1.0},
+    "dfedadmm": {"lam_pen": 1.0, "n": 5},
+    "dfedadmm-sam": {"lam_pen": 1.0},
     "dfedcata": {"mode": "B", "weights": "lazy-metropolis", "n": 5},  # blocks of 3 and 2 clients
     "dfedcata-A": {"algo": "dfedcata", "mode": "A", "weights": "lazy-metropolis", "n": 5},
     "sgp": PUSH,
@@ -123,7 +123,7 @@ def test_cli_nproc_metrics_and_resume_across_rank_counts(tmp_path):
     runs: sums differ at 1e-7)."""
     args = ["train", "--algo", "dfedadmm", "--dataset", "synthetic-logistic", "--clients", "6", "--K", "2",
             "--topology", "random", "--weights", "uniform", "--topology-params", "k=2",
-            "--batch-size", "4", "--seed", "5", "--lam", "1", "--no-progress", "--threads", "1",
+            "--batch-size", "4", "--seed", "5", "--lam-pen", "1", "--no-progress", "--threads", "1",
             "--checkpoint-every", "1", "--out"]
     assert cli.main([*args, str(tmp_path / "one"), "--rounds", "4"]) == 0
     split = [*args, str(tmp_path / "split")]

@@ -246,7 +246,7 @@ def test_models_sent_counts_links(data):
 def test_admm_message_identity(data):
     """Card dfedadmm §3.2 (iii): z_i^t = x_i^t - lam ghat_i^t exactly (visible with W = I)."""
     lam = 0.2
-    eng = engine_for(data, "dfedadmm", mixing=C.Mixing(np.eye(M)), lam=lam)
+    eng = engine_for(data, "dfedadmm", mixing=C.Mixing(np.eye(M)), lam_pen=lam)
     for _ in range(3):
         x_start = eng.state["x"].clone()
         eng.round()
@@ -255,12 +255,12 @@ def test_admm_message_identity(data):
 
 def test_admm_aux_sequence_is_xbar_when_lr_equals_lam(data):
     """Card dfedadmm §3.2 (v): eta_l = lam gives gamma = 1 and w^t = x_bar^t."""
-    eng = engine_for(data, "dfedadmm", lam=0.05, lr=0.05)
+    eng = engine_for(data, "dfedadmm", lam_pen=0.05, lr=0.05)
     eng.lr_decay = 1.0
     eng.round()
     eng.round()
     assert torch.allclose(eng.aux_points()["w"], eng.x_bar(), atol=1e-7)
-    eng2 = engine_for(data, "dfedadmm", lam=0.2, lr=0.05)
+    eng2 = engine_for(data, "dfedadmm", lam_pen=0.2, lr=0.05)
     eng2.round()
     eng2.round()
     assert not torch.allclose(eng2.aux_points()["w"], eng2.x_bar(), atol=1e-5)
@@ -479,7 +479,7 @@ def test_a_momentum_buffer_reset_every_round_is_not_kept_between_rounds(data, na
 def test_dfedadmm_auxiliary_point_is_real_below_lambda_equal_eta_with_a_mean_step_count():
     """With local epochs K is the clients' mean step count (not an integer); at lam < eta the base 1 - eta/lam of
     gamma = 1 - (1 - eta/lam)^K is negative, and a fractional power of it would be complex: K is rounded there."""
-    aux = A.make("dfedadmm", lam=0.05).aux
+    aux = A.make("dfedadmm", lam_pen=0.05).aux
     w = aux(torch.ones(3), torch.zeros(3), {}, 0.1, 7.3)["w"]  # base -1, K -> 7, gamma 2: w = 1 - 1/2
     assert w.dtype == torch.float32 and torch.allclose(w, torch.full((3,), 0.5))
     assert torch.allclose(aux(torch.ones(3), torch.zeros(3), {}, 0.01, 2.5)["w"],

@@ -53,9 +53,9 @@ CASES = [
     ("dfedsam", {"rho": 0.05}, None),
     ("dfedsam-mgs", {"rho": 0.05, "Q": 3}, None),
     ("dfedsam-mgs", {"rho": 0.05, "Q": 3, "fresh_gossip": True}, RandomPermutationTopology),
-    ("dfedadmm", {"lam": 0.1}, None),
-    ("dfedadmm", {"lam": 0.2, "weight_decay": 0.01, "clip": 0.5}, None),
-    ("dfedadmm-sam", {"lam": 0.1, "rho": 0.1}, None),
+    ("dfedadmm", {"lam_pen": 0.1}, None),
+    ("dfedadmm", {"lam_pen": 0.2, "weight_decay": 0.01, "clip": 0.5}, None),
+    ("dfedadmm-sam", {"lam_pen": 0.1, "rho": 0.1}, None),
     ("sgp", {}, RandomPushSumTopology),
     ("dfedsgpsm", {"rho": 0.1, "momentum": 0.9}, RandomPushSumTopology),
     ("dfedsgpsm", {"rho": 0.0, "momentum": 0.5, "weight_decay": 0.01}, RandomPushSumTopology),
@@ -168,7 +168,7 @@ def test_every_algorithm_derived_from_a_program_is_compared():
 def test_the_derived_admm_point_is_real_and_absent_where_gamma_is_zero():
     """w^t's coefficient (1 - gamma)/gamma, gamma = 1 - (1 - eta/lam)^K: at lam < eta with a mean step count K (local
     epochs) K is rounded (a real power), and at eta = 0 (gamma = 0) there is no w^t, as the hand-written aux."""
-    ours, theirs = A.make("dfedadmm", lam=0.05).aux, handwritten.admm_aux(0.05)
+    ours, theirs = A.make("dfedadmm", lam_pen=0.05).aux, handwritten.admm_aux(0.05)
     one, zero = torch.ones(3), torch.zeros(3)
     for lr, K in ((0.1, 7.3), (0.01, 2.5), (0.05, 3)):
         assert torch.allclose(ours(one, zero, {}, lr, K)["w"], theirs(one, zero, {}, lr, K)["w"])
@@ -184,7 +184,7 @@ def test_a_program_with_a_different_step_gives_a_different_round(data):
     assert (a.state["x"] - b.state["x"]).abs().max() > 1e-4
 
 
-@pytest.mark.parametrize("name,hp,named", [("dfedadmm", {"lam": 0.0}, "lam"), ("dfedsam-mgs", {"Q": 0}, "Q"),
+@pytest.mark.parametrize("name,hp,named", [("dfedadmm", {"lam_pen": 0.0}, "lam_pen"), ("dfedsam-mgs", {"Q": 0}, "Q"),
                                            ("dfedsgpsm", {"momentum": 1.0}, "momentum"), ("fedprox", {"mu": -1}, "mu"),
                                            ("dfedpgp", {"lr_v": 0.0}, "lr_v"), ("fedsam", {"rho": -0.1}, "rho")])
 def test_a_hyper_parameter_out_of_its_range_is_refused_by_name(name, hp, named):

@@ -104,7 +104,7 @@ def oracle_local(name, module, data, start, batches, lr, hp, state, personal=Non
             v = hp["momentum"] * v + g
             g = v
         elif name == "dfedadmm":
-            g = g - state["dual"] + (y - start) / hp["lam"]
+            g = g - state["dual"] + (y - start) / hp["lam_pen"]
         elif name == "scaffold":
             g = g - state["c_local"] + state["c_global"]
         g = g + wd * y
@@ -113,8 +113,8 @@ def oracle_local(name, module, data, start, batches, lr, hp, state, personal=Non
         y = y - lr * g
     out = {"x": y}
     if name == "dfedadmm":
-        out["dual"] = state["dual"] - (y - start) / hp["lam"]
-        out["x"] = y - hp["lam"] * state["dual"]
+        out["dual"] = state["dual"] - (y - start) / hp["lam_pen"]
+        out["x"] = y - hp["lam_pen"] * state["dual"]
     if name == "scaffold":
         steps = len(batches)
         out["c_local"] = state["c_local"] - state["c_global"] + (start - y) / (steps * lr)
@@ -122,7 +122,7 @@ def oracle_local(name, module, data, start, batches, lr, hp, state, personal=Non
 
 
 ALGOS = [("dfedavgm", {"momentum": 0.9, "weight_decay": 0.01}), ("dfedsam", {"rho": 0.05}),
-         ("dfedadmm", {"lam": 0.5}), ("scaffold", {"participation": 1.0}), ("dfedpgp", {"K_v": 1})]
+         ("dfedadmm", {"lam_pen": 0.5}), ("scaffold", {"participation": 1.0}), ("dfedpgp", {"K_v": 1})]
 
 
 @pytest.mark.parametrize("name,hp", ALGOS, ids=[a for a, _ in ALGOS])

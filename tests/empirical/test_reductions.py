@@ -139,7 +139,7 @@ def test_dfedadmm_at_eta_equal_lambda_restarts_every_local_step(data, K):
     lam = 0.1
     W = torch.tensor(ring(M), dtype=torch.float64)
     for eta, restarts in ((lam, True), (lam / 2, False)):
-        eng = engine(data, "dfedadmm", K=K, lr=eta, lam=lam)
+        eng = engine(data, "dfedadmm", K=K, lr=eta, lam_pen=lam)
         eng.lr_decay = 1.0
         X = [x.clone() for x in eng.state["x"]]
         dual = [torch.zeros_like(X[0]) for _ in range(M)]
@@ -169,13 +169,13 @@ def test_dfedadmm_with_one_local_step_at_eta_equal_lambda_is_dpsgd(data):
     """Card dfedadmm §10.12: with K = 1 the restart leaves x_i^{t+1} = sum_l w_il (x_l^t - lambda grad F_l(x_l^t)),
     D-PSGD with step lambda in the adapt-then-combine order (``dpsgd-atc``), whatever the dual (the paper's initial
     setting eta = lambda = 0.1 is D-PSGD-like)."""
-    admm = engine(data, "dfedadmm", K=1, lr=0.1, lam=0.1)
+    admm = engine(data, "dfedadmm", K=1, lr=0.1, lam_pen=0.1)
     dpsgd = engine(data, "dpsgd-atc", K=1, lr=0.1)
     for e in (admm, dpsgd):
         e.lr_decay = 1.0
         run(e)
     assert gap(admm.state["x"], dpsgd.state["x"]) < 1e-12
-    lower = engine(data, "dfedadmm", K=1, lr=0.05, lam=0.1)
+    lower = engine(data, "dfedadmm", K=1, lr=0.05, lam_pen=0.1)
     lower.lr_decay = 1.0
     half = engine(data, "dpsgd-atc", K=1, lr=0.05)
     half.lr_decay = 1.0

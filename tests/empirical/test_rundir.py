@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from dfltheory.empirical import rundir, runner
 
-BASE = {"algo": "dfedadmm", "lam": 1.0, "dataset": "synthetic-logistic", "n": 4, "topology": "ring", "K": 2,
+BASE = {"algo": "dfedadmm", "lam_pen": 1.0, "dataset": "synthetic-logistic", "n": 4, "topology": "ring", "K": 2,
         "lr": 0.1, "batch_size": 8, "seed": 3, "progress": False, "threads": 1, "checkpoint_every": 2}
 FILES = ("config.json", "metrics.jsonl", "checkpoint.pt", "summary.json")
 VOLATILE = ("wall_seconds", "wall_seconds_this_part")

@@ -280,14 +280,14 @@ def test_a_failed_download_is_a_user_error_with_the_options(tmp_path, monkeypatc
 def test_admm_collapse_warning(lr, lam, decay, rounds, expected):
     """Seed 004 L95: x_{k+1} - x^t = (1 - eta/lambda)(x_k - x^t) - eta (g_k - ghat); |1 - eta_t/lambda| < 0.1
     collapses the K local steps to about one."""
-    algo = A.make("dfedadmm", lam=lam)
-    note = runner.admm_step_warning(algo, lr, decay, 5, rounds)
+    algo = A.make("dfedadmm", lam_pen=lam)
+    note = algo.warning(lr, decay, 5, rounds)
     assert note is None if expected is None else expected in note
     if decay != 1.0 and expected:  # the rounds named are exactly those with |1 - eta_t/lambda| < 0.1
         first, last = map(int, note.split("in rounds ")[1].split(":")[0].split(" to "))
         inside = [t for t in range(rounds) if abs(1 - lr * decay ** t / lam) < 0.1]
         assert (first, last) == (inside[0], inside[-1])
-    assert runner.admm_step_warning(A.make("dfedavgm"), lr, decay, 5, rounds) is None
+    assert A.make("dfedavgm").warning is None
 
 
 def test_data_seed_fixes_the_problem_and_seed_the_minibatches(tmp_path):

@@ -103,10 +103,10 @@ def test_the_seeds_vary_the_problem_and_each_config_is_the_papers():
     cata = next(c for c in C.CLAIMS.values() if c.id == "dfedcata.beta")
     cfg = C.run_config(cata, cata.arms[0], full)
     assert (cfg["weights"], cfg["clip"], cfg["weight_decay"], cfg["mode"]) == ("uniform", 10.0, 5e-4, "A")
-    admm = [C.run_config(c, c.arms[0], full)["lam"] for c in C.CLAIMS.values() if c.paper == "dfedadmm"]
+    admm = [C.run_config(c, c.arms[0], full)["lam_pen"] for c in C.CLAIMS.values() if c.paper == "dfedadmm"]
     assert admm.count(0.1) == 1  # the printed, degenerate lambda = eta: tested once (dfedadmm.printed) ...
     lam = next(c for c in C.CLAIMS.values() if c.id == "dfedadmm.lambda")  # ... and in the lambda sweep, which is about it
-    assert [C.run_config(lam, a, full)["lam"] for a in lam.arms] == [0.05, 0.1, 0.2, 0.5]
+    assert [C.run_config(lam, a, full)["lam_pen"] for a in lam.arms] == [0.05, 0.1, 0.2, 0.5]
 
 
 def test_sizes_scale_clients_and_neighbours():

@@ -129,7 +129,7 @@ FAMILIES = {  # the MLP where the model matters (DFedPGP's u/v split needs two l
     "dfedsam": {},
     "dfedsgpsm": {"weights": "push-sum", "model": "logreg"},
     "dfedpgp": {"weights": "push-sum"},
-    "dfedadmm": {"lam": 1.0, "model": "logreg"},
+    "dfedadmm": {"lam_pen": 1.0, "model": "logreg"},
     "dfedcata": {"model": "logreg"},
 }
 

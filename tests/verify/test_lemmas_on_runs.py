@@ -56,7 +56,7 @@ GAMMA = 1 - (1 - ETA / LAM) ** K
 def admm_run(topology, rounds=60, seed=0, **topo):
     """A float32 DFedADMM run (lr constant); per round t the records x_bar^t, the mean and per-client norms of the
     new dual ghat^t, and sum_k (gamma_k / gamma) g_bar_k^t from the stochastic gradients the engine drew."""
-    eng, _ = build({**LOGISTIC, "algo": "dfedadmm", "n": M, "K": K, "lr": ETA, "lam": LAM, "batch_size": B,
+    eng, _ = build({**LOGISTIC, "algo": "dfedadmm", "n": M, "K": K, "lr": ETA, "lam_pen": LAM, "batch_size": B,
                     "seed": seed, "topology": topology, **topo})
     model = eng.model  # its batched gradient is the oracle: g_{i,k}^t, one call per local step
     original, drawn = model.batched_grad, []

@@ -8,7 +8,7 @@ from dfltheory.verify.claims import Claim, SYMMETRIC, arm
 from dfltheory.verify.claims_index import CLAIMS_TEST, ENG, HOLDS, QUANT, TRAIN, card_items
 
 #: the paper's values (card §8); "decay" is its per-round factor, over its ``ROUNDS`` (rescaled to the run's rounds)
-BASE = {"decay": 0.998, "lam": 0.1, "rho": 0.1, **SYMMETRIC}  # dfedadmm.md §8
+BASE = {"decay": 0.998, "lam_pen": 0.1, "rho": 0.1, **SYMMETRIC}  # dfedadmm.md §8
 #: the rounds the paper ran (card §8), over which its learning-rate decay is spread
 ROUNDS = 300
 #: the theorem's measured quantity (docs/verify.md), drawn beside the metric
@@ -20,7 +20,7 @@ DEVIATIONS = ("symmetric random graph drawn k-regular (the paper: at most 10 nei
 #: data plan -> algorithm -> its options there: weight decay 5e-4 for the baselines on MNIST (seed 004 L343)
 DATA_OPTIONS = {"mnist": {"dfedavg": {"weight_decay": 5e-4}}}
 
-ADMM_FIXED = {"lam": 1.0}  # DFedADMM where it is not degenerate: eta / lambda = 0.1 (module docstring)
+ADMM_FIXED = {"lam_pen": 1.0}  # DFedADMM where it is not degenerate: eta / lambda = 0.1 (module docstring)
 
 CLAIMS = (
     Claim("dfedadmm.printed", "dfedadmm", "§9 Table 1, §10.12, §10.18",
@@ -58,7 +58,7 @@ CLAIMS = (
     Claim("dfedadmm.lambda", "dfedadmm", "§9 Fig. 3b, §10.20",
           "the penalty lambda = 0.2 is the best of {0.05, 0.1, 0.2, 0.5}",
           "no number (Fig. 3b, seed L243): lambda = 0.2 best",
-          tuple(arm(f"lambda={lam:g}", "dfedadmm-sam", lam=lam) for lam in (0.05, 0.1, 0.2, 0.5)),
+          tuple(arm(f"lambda={lam:g}", "dfedadmm-sam", lam_pen=lam) for lam in (0.05, 0.1, 0.2, 0.5)),
           (("lambda=0.2", ">", "lambda=0.05"), ("lambda=0.2", ">", "lambda=0.1"), ("lambda=0.2", ">", "lambda=0.5")),
           note="DFedADMM-SAM (rho = 0.1) at the paper's eta = 0.1: lambda = 0.05 makes the local factor "
                "1 - eta/lambda = -1 (card §10.7), lambda = 0.1 collapses the K steps to one (§10.12); one finding "

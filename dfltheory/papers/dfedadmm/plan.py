@@ -11,7 +11,7 @@ PLAN = PaperPlan(
     informative_problems=("synthetic-robust-common",),
     # lam_pen = 1/(192 L): half the largest value Theorem 1 admits (lam_pen <= 1/(96 L)), so that the steps
     # lam_pen/K <= eta <= 1/(96 K L) form an interval rather than one point
-    symbols={"lam_pen": lambda v: 1 / (192 * v["L"]), "rho": 0.01}, config={"lam_pen": "lam", "rho": "rho"},
+    symbols={"lam_pen": lambda v: 1 / (192 * v["L"]), "rho": 0.01}, config={"lam_pen": "lam_pen", "rho": "rho"},
     topologies=UNDIRECTED,
     # at lam_pen = 1/(192 L) the consensus-drift term alone keeps Theorem 1 above ||grad f(x^0)||^2 at every T
     # (eta >= lam_pen / K pins the step); a smaller lam_pen lowers the admissible steps with it: lam_pen is
@@ -22,7 +22,7 @@ PLAN = PaperPlan(
     run_constants=("L", "sigma_l", "sigma_g", "B", "f0_minus_fstar"),
     runs_read_as=("dfedadmm", "dfedadmm-sam"),
     # the report's digits network run: a penalty well above the step (eta = lambda collapses the local steps)
-    network_hp={"lam": 0.1},
+    network_hp={"lam_pen": 0.1},
     targets=(Target("dfedadmm.thm1", "dfedadmm-sam", "avg_w", main=True),
              Target("dfedadmm.thm1.corrected", "dfedadmm-sam", "avg_w"),
              Target("dfedadmm.thm1.normalized", "dfedadmm-sam", "avg_w"),
