@@ -143,47 +143,48 @@ class proximal(Transform):
 
 
 class anchor_pull(Transform):
-    """d - lam * y_i, y_i = ``ctx.anchor`` the round's starting point: the gradient of the DFedCata code's
+    """d - lam_pen * y_i, y_i = ``ctx.anchor`` the round's starting point: the gradient of the DFedCata code's
     ``lamb * loss_correct``, loss_correct = -<x, y_i> (client/dfedcata.py; card dfedcata §3.2 item 3).
 
-    Followed by ``weight_decay(lam + wd)`` (the code's SGD ``weight_decay = lamb + weight_decay``) it gives
-    proximal's lam (x - y_i) plus wd x; a :class:`clip` between the two clips grad f - lam y_i only, as the code.
+    Followed by ``weight_decay(lam_pen + wd)`` (the code's SGD ``weight_decay = lamb + weight_decay``) it gives
+    proximal's lam_pen (x - y_i) plus wd x; a :class:`clip` between the two clips grad f - lam_pen y_i only, as the
+    code.
     """
 
     name = "anchor_pull"
 
-    def __init__(self, lam: float):
-        self.lam = _nonnegative("lam", lam)
+    def __init__(self, lam_pen: float):
+        self.lam_pen = _nonnegative("lam_pen", lam_pen)
 
     def direction(self, d, ctx):
-        return d - self.lam * ctx.anchor
+        return d - self.lam_pen * ctx.anchor
 
 
 class admm_dual(Transform):
     """DFedADMM's augmented-Lagrangian step and dual update (seed 004 box lines 6/13, 15, 16; card dfedadmm §3.2).
 
-    step:      d - ghat_i^{t-1} + (1/lam)(x - x_i^t)                  eq. (6)
-    round end: ghat_i^t = ghat_i^{t-1} - (1/lam)(x_{i,K} - x_i^t)     line 15
-               message z_i^t = x_{i,K} - lam * ghat_i^{t-1}            line 16 (OLD dual; replaces x)
+    step:      d - ghat_i^{t-1} + (1/lam_pen)(x - x_i^t)                  eq. (6)
+    round end: ghat_i^t = ghat_i^{t-1} - (1/lam_pen)(x_{i,K} - x_i^t)     line 15
+               message z_i^t = x_{i,K} - lam_pen * ghat_i^{t-1}            line 16 (OLD dual; replaces x)
     """
 
     name = "admm_dual"
 
-    def __init__(self, lam: float):
-        if lam <= 0:
-            raise ValueError(f"the ADMM penalty lam must be > 0, got {lam}")
-        self.lam = lam
+    def __init__(self, lam_pen: float):
+        if lam_pen <= 0:
+            raise ValueError(f"the ADMM penalty lam_pen must be > 0, got {lam_pen}")
+        self.lam_pen = lam_pen
 
     def init(self, x):
         return {"dual": torch.zeros_like(x)}  # ghat_i^{-1} = 0
 
     def direction(self, d, ctx):
-        return d - ctx.state["dual"] + (ctx.x - ctx.anchor) / self.lam
+        return d - ctx.state["dual"] + (ctx.x - ctx.anchor) / self.lam_pen
 
     def round_end(self, ctx):
         old = ctx.state["dual"]
-        ctx.state["dual"] = old - (ctx.x - ctx.anchor) / self.lam
-        ctx.state["x"] = ctx.x - self.lam * old
+        ctx.state["dual"] = old - (ctx.x - ctx.anchor) / self.lam_pen
+        ctx.state["x"] = ctx.x - self.lam_pen * old
 
 
 class scaffold_correction(Transform):

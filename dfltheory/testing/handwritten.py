@@ -19,15 +19,15 @@ from dfltheory.empirical.algorithms import Algorithm, clip_rule, decay_rule, ext
 __all__ = ["ORACLES", "admm_aux", "make"]
 
 
-def admm_aux(lam: float):
-    """w^t = x_bar^t + ((1 - gamma)/gamma)(x_bar^t - x_bar^{t-1}), gamma = 1 - (1 - eta/lam)^K.
+def admm_aux(lam_pen: float):
+    """w^t = x_bar^t + ((1 - gamma)/gamma)(x_bar^t - x_bar^{t-1}), gamma = 1 - (1 - eta/lam_pen)^K.
 
     Card dfedadmm §2 and §6.1 (Lemma 9, seed 004 L593-604). With local epochs K is the clients' mean step count;
-    where 1 - eta/lam < 0 (lam < eta) its power needs an integer K, so K is rounded there.
+    where 1 - eta/lam_pen < 0 (lam_pen < eta) its power needs an integer K, so K is rounded there.
     """
 
     def aux(xbar, xbar_prev, cstate, lr, K):
-        base = 1.0 - lr / lam
+        base = 1.0 - lr / lam_pen
         gamma = 1.0 - base ** (K if base >= 0 else round(K))
         if gamma == 0:
             return {}
@@ -76,10 +76,10 @@ def dfedsam_mgs(hp):
 
 
 def _dfedadmm(name, rho, hp):
-    lam = hp.get("lam_pen", 0.1)
+    lam_pen = hp.get("lam_pen", 0.1)
     oracle = R.sam(rho) if rho is not None else R.gradient()
-    return Algorithm(name, R.chain(oracle, R.admm_dual(lam), *extras(hp)), C.gossip(),
-                     params={"lam_pen": lam, "rho": rho}, aux=admm_aux(lam))
+    return Algorithm(name, R.chain(oracle, R.admm_dual(lam_pen), *extras(hp)), C.gossip(),
+                     params={"lam_pen": lam_pen, "rho": rho}, aux=admm_aux(lam_pen))
 
 
 def dfedadmm(hp):
