@@ -278,7 +278,19 @@ def free_port() -> int:
 
 def init(rank: int, world: int, device: str = "cpu") -> str:
     """Join the default process group (env:// rendezvous: MASTER_ADDR, MASTER_PORT); gloo on CPU, NCCL on CUDA
-    (rank on GPU ``LOCAL_RANK``). Returns the device this rank computes on."""
+    (rank on GPU ``LOCAL_RANK``). Returns the device this rank computes on.
+
+    ``torch.distributed.nn.functional`` is imported first, while no group exists: its ten functions take
+    ``group=group.WORLD`` as a default argument, evaluated at import (torch/distributed/nn/functional.py, torch 2.14).
+    Imported after ``init_process_group`` (torch._dynamo imports it; ``torch.func.grad`` imports torch._dynamo on its
+    first call, a rank's first local step), the defaults hold the group past ``destroy_process_group``: gloo's worker
+    threads then run into interpreter shutdown, and one that drops its last work there (``~AsyncBarrierWork``: a
+    tensor's Python object, whose decref takes the GIL) is ended by ``take_gil`` -> ``pthread_exit`` inside that C++
+    destructor: "terminate called without an active exception", SIGABRT at the rank's exit (a core dump's stack).
+    Imported first, the defaults are None, and ``destroy_process_group`` frees the group, joining its workers while
+    the interpreter is whole."""
+    import torch.distributed.nn.functional  # noqa: F401  (before the group exists: see above)
+
     if torch.device(device).type == "cuda":
         local = int(os.environ.get("LOCAL_RANK", rank)) % torch.cuda.device_count()
         torch.cuda.set_device(local)
