@@ -20,12 +20,10 @@ import math
 import os
 import sys
 import time
-from dataclasses import replace
 from pathlib import Path
 
 import torch
 
-from dfltheory.constraints import INF, Interval, OfType, check, refusal
 from dfltheory.empirical import algorithms as A
 from dfltheory.empirical import rundir
 from dfltheory.empirical.communication import Mixing
@@ -33,6 +31,8 @@ from dfltheory.empirical.engine import Engine
 from dfltheory.empirical.functional import FlatModel
 from dfltheory.empirical.metrics import Evaluator, measure
 from dfltheory.empirical.recipes import ALGO_DEFAULTS
+from dfltheory.empirical.run_config import (FLAG_OPTIONS, FLOAT32_MAX, FLOAT_OPTIONS, INT_OPTIONS,  # noqa: F401
+                                            SEED_MAX, check_config, check_options, check_threads)
 from dfltheory.empirical.replicas import BlockDiagonal, replicate
 from dfltheory.empirical.weights import load_initial_weights
 
@@ -48,113 +48,11 @@ ALGO_KEYS = ("rho", "Q", "momentum", "lam_pen", "beta", "mode", "mu", "participa
 # eval_every: when the run is saved and measured, not its trajectory)
 VOLATILE = ("rounds", "device", "progress", "client_chunk", "threads", "nproc", "compile", "checkpoint_every",
             "eval_every")
-# the numeric options of `train`, declared once for the command line and the Python API (check_options)
-FLOAT_OPTIONS = {key: Interval(low, high, closed, meaning=meaning, kind=(int, float)) for key, low, high, closed, meaning in [
-    ("lr", 0, INF, "neither", "the learning rate eta"),
-    ("lr_decay", 0, 1, "right", "the factor the learning rate is multiplied by after every round, 0.998 in the papers"),
-    ("alpha", 0, INF, "neither", "the Dirichlet concentration"),
-    ("rho", 0, INF, "left", "the SAM radius, 0 for plain gradients"),
-    ("momentum", 0, 1, "left", "the local momentum coefficient"),
-    ("lam_pen", 0, INF, "left", "the algorithm's penalty (DFedADMM's lambda, > 0; DFedCata's proximal penalty)"),
-    ("beta", 0, 1, "left", "DFedCata's Nesterov coefficient"),
-    ("lr_v", 0, INF, "neither", "DFedPGP's personal-part learning rate"),
-    ("mu", 0, INF, "left", "FedProx's proximal coefficient"),
-    ("participation", 0, 1, "right", "the fraction of clients per round"),
-    ("weight_decay", 0, INF, "left", "the weight decay"),
-    ("clip", 0, INF, "neither", "the norm each local direction is clipped to"),
-]}
-SEED_MAX = 2 ** 32 - 1
-#: integer options, by their smallest value; the seeds in [0, 2^32 - 1]
-INT_OPTIONS = {**{key: Interval(low, integer=True, kind=int) for key, low in [
-    ("n", 1), ("rounds", 0), ("K", 1), ("batch_size", 1), ("Q", 1), ("K_v", 1), ("classes_per_client", 1),
-    ("eval_every", 1), ("checkpoint_every", 1), ("client_chunk", 1), ("threads", 1), ("nproc", 1)]},
-               **{key: Interval(0, SEED_MAX, integer=True, meaning="2^32 - 1", kind=int) for key in ("seed", "data_seed")}}
-FLOAT32_MAX = float(torch.finfo(torch.float32).max)  # a step size or radius multiplies float32 models
-
-
-#: on/off options: a config (the Python API) must give them as booleans, not as truthy strings ('no')
-FLAG_OPTIONS = ("epochs", "compile", "sequential", "local_eval", "fresh_gossip", "download", "sparse", "weighted",
-                "progress")
-FLAG = OfType(bool, "True or False")
-
-
 def _warn_once(text: str) -> None:
     """Print ``dfltheory train: warning: text`` to stderr, once per process (a sweep of many runs says it once)."""
     if text not in _WARNED:
         _WARNED.add(text)
         print(f"dfltheory train: warning: {text}", file=sys.stderr)
-
-
-def _option(key: str) -> str:
-    return f"--{key.replace('_', '-')}"
-
-
-def _beyond_float32(value) -> bool:
-    """A finite number no float32 holds (1e300 passed every range check and crashed a round)."""
-    try:
-        return (isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
-                and abs(value) > FLOAT32_MAX)
-    except OverflowError:  # an int beyond every float: the range check refuses it
-        return False
-
-
-def check_options(cfg: dict) -> None:
-    """Refuse, naming the option, a float option that is NaN, infinite, outside its range or beyond the largest
-    float32, an integer option outside its range (:data:`FLOAT_OPTIONS`, :data:`INT_OPTIONS`), a flag that is not a
-    bool, and data parameters that are not a dict of names to numbers, booleans or strings (a non-finite number
-    included). None means "the default" and is not checked; the data set itself checks the parameters' names and
-    ranges."""
-    for key, constraint in FLOAT_OPTIONS.items():
-        value = cfg.get(key)
-        if value is None:
-            continue
-        if _beyond_float32(value):
-            raise refusal(_option(key), value, replace(
-                constraint, meaning=f"{constraint.meaning}; at most {FLOAT32_MAX:.3g}, the largest float32"))
-        check(_option(key), value, constraint)
-    for key, constraint in INT_OPTIONS.items():
-        if key != "nproc" and cfg.get(key) is not None:  # nproc: _check_processes, after the threads
-            check(_option(key), cfg[key], constraint)
-    for key in FLAG_OPTIONS:
-        value = cfg.get(key)
-        if value is not None:
-            check(key, value, replace(FLAG, meaning=f"the {_option(key)} flag"))
-    _check_processes(cfg)
-    params = cfg.get("data_params")
-    if params is None:
-        return
-    bad = (not isinstance(params, dict) or not all(isinstance(k, str) for k in params)
-           or not all(isinstance(v, (bool, int, float, str)) for v in params.values()))
-    if bad or any(isinstance(v, float) and not math.isfinite(v) for v in params.values()):
-        raise ValueError(f"--data-params must map names to finite numbers, booleans or strings (e.g. "
-                         f"dim=10,heterogeneity=2.0), got {params!r}")
-
-
-def check_threads(threads) -> None:
-    """``--threads``: an integer from 1 to the machine's CPU cores (torch allocates per thread: 100000 exhaust it)."""
-    cores = os.cpu_count() or 1
-    if isinstance(threads, bool) or not isinstance(threads, int) or not 1 <= threads <= cores:
-        raise ValueError(f"--threads must be an integer from 1 to {cores} (the CPU cores of this machine), got "
-                         f"{threads!r}")
-
-
-def _check_processes(cfg: dict) -> None:
-    """Threads and processes before any is started: at most one CPU thread per core (``--threads``), and
-    ``--nproc`` processes of at least one client each, at most one per core where they are spawned here on the CPU."""
-    cores = os.cpu_count() or 1
-    threads, nproc, n = cfg.get("threads"), cfg.get("nproc"), cfg.get("n")
-    if threads is not None:
-        check_threads(threads)
-    if nproc is None:
-        return
-    check("--nproc", nproc, INT_OPTIONS["nproc"])
-    if isinstance(n, int) and nproc > n:
-        raise ValueError(f"--nproc {nproc} for {n} clients: every process needs at least one client; give --nproc "
-                         f"{n} or fewer (or more clients, --n)")
-    spawned = "WORLD_SIZE" not in os.environ  # under torchrun the ranks may span machines
-    if spawned and str(cfg.get("device", "cpu")).startswith("cpu") and nproc > cores:
-        raise ValueError(f"--nproc {nproc}: this machine has {cores} CPU cores, one process each at most; give "
-                         f"--nproc {cores} or fewer")
 
 
 def check_device(device: str) -> torch.device:
@@ -319,7 +217,7 @@ def build_cohort(cfg: dict, seeds) -> tuple[Engine, list[Evaluator]]:
     from dfltheory.empirical import models as M
 
     cfg = with_recipe(cfg)
-    check_options(cfg)
+    check_config(cfg)
     device = check_device(cfg.get("device", "cpu"))
     seeds = [int(s) for s in seeds]
     copies = [{**cfg, "seed": s, "data_seed": s} for s in seeds]
@@ -560,7 +458,7 @@ def run(cfg: dict, resume: bool = False, wrap=None, again: str | None = None) ->
     from dfltheory.paths import output_dir
 
     cfg = A.current_names(with_recipe(cfg), "the run config", warn=_warn_once)  # config.json: today's names
-    check_options(cfg)
+    check_config(cfg)  # a key that is no option is refused by name, not ignored
     new = not Path(cfg["out"]).exists()
     out = output_dir(cfg["out"], "--out")  # before the data are loaded
     with rundir.lock(out):

@@ -23,6 +23,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from dfltheory.empirical.run_config import RunConfig, check_config
+
 #: metric -> the better of two values: the summary's "best" column (a key a run does not record is left out)
 METRICS = {"train_loss": min, "grad_norm_sq": min, "test_acc": max, "test_loss": min}
 #: config keys a sweep sets itself: each run's directory is the cache's, and a cached run is never resumed by hand
@@ -40,7 +42,8 @@ def check_workers(workers) -> None:
 
 
 def _checked_cfg(cfg, what: str = "cfg") -> Mapping:
-    """A run config given to :class:`RunCache`: a mapping with an integer ``rounds`` >= 0."""
+    """A run config given to :class:`RunCache`: a mapping of train options (:class:`RunConfig`'s fields) with an
+    integer ``rounds`` >= 0."""
     if not isinstance(cfg, Mapping):
         raise ValueError(f"{what} must be a run config (a dict of train options with rounds), got "
                          f"{type(cfg).__name__} {cfg!r:.60}")
@@ -48,6 +51,9 @@ def _checked_cfg(cfg, what: str = "cfg") -> Mapping:
     if isinstance(rounds, bool) or not isinstance(rounds, int) or rounds < 0:
         raise ValueError(f"{what}['rounds'] must be an integer >= 0 (the run's horizon), got {rounds!r}; give "
                          "rounds in the config")
+    unknown = [k for k in cfg if k not in RunConfig.keys()]
+    if unknown:  # the schema: a misspelt option is refused by name instead of training a run no one asked for
+        check_config(dict(cfg))
     return cfg
 
 
@@ -202,15 +208,9 @@ def _train(cfg: dict) -> None:
         "complete afresh")
 
 
-#: the config keys a sweep may set: the ``train`` command's options by their config names, but :data:`OWN_KEYS`
-#: (listed here, not read from its parser: the command imports this module; a test keeps the two equal)
-OPTIONS = frozenset((
-    "K", "K_v", "Q", "algo", "alpha", "batch_size", "beta", "checkpoint_every", "classes_per_client", "client_chunk",
-    "clip", "compile", "data_params", "data_root", "data_seed", "dataset", "device", "download", "epochs",
-    "eval_every", "fresh_gossip", "init_weights", "lam", "lam_pen", "local_eval", "lr", "lr_decay", "lr_v", "mode",
-    "model", "momentum", "mu", "n", "nproc", "participation", "partition", "personal", "progress", "recipe", "rho",
-    "rounds", "seed", "sequential", "sparse", "tensorboard", "threads", "topology", "topology_params",
-    "weight_decay", "weighted", "weights"))
+#: the config keys a sweep may set: the ``train`` command's options by their config names (the fields of
+#: :class:`dfltheory.empirical.run_config.RunConfig`, the one schema of a run config), but :data:`OWN_KEYS`
+OPTIONS = frozenset(RunConfig.keys()) - set(OWN_KEYS)
 
 
 def _key(value) -> str:
@@ -233,7 +233,7 @@ class Sweep:
     def __post_init__(self):
         import difflib
 
-        from dfltheory.empirical.runner import SEED_MAX
+        from dfltheory.empirical.run_config import SEED_MAX
 
         known = OPTIONS
         for name, table in (("base", self.base), ("grid", self.grid), ("zip", self.zipped)):

@@ -82,3 +82,28 @@ def test_an_unknown_key_and_a_bad_value_are_value_errors_naming_them():
         RunConfig.from_dict([("algo", "dfedavg")])
     with pytest.raises(ValueError, match=r"--lr must be a finite number > 0 \(the learning rate eta\), got -0.1"):
         RunConfig(algo="dfedavg", lr=-0.1).check()
+
+
+@pytest.mark.parametrize("door", ["run", "cache", "cohort"])
+def test_every_door_of_a_run_config_refuses_a_key_that_is_no_option(door, tmp_path):
+    """RunConfig is the schema on the run path: runner.run (the train command's and the API's), the run cache's
+    keys (sweeps, verify) and the claims' cohorts refuse a misspelt option by name (it was silently ignored)."""
+    from dfltheory.empirical import runner
+
+    cfg = {"algo": "dfedavg", "dataset": "synthetic-logistic", "n": 2, "rounds": 1, "lrr": 0.1,
+           "out": str(tmp_path / "r"), "progress": False}
+    with pytest.raises(ValueError, match="the run config's key 'lrr' is no option of dfltheory train \\(did you mean "
+                                         "'lr'\\?\\)"):
+        if door == "run":
+            runner.run(cfg)
+        elif door == "cache":
+            RunCache(tmp_path).path(cfg)
+        else:
+            runner.build_cohort(cfg, [0, 1])
+    assert not (tmp_path / "r").exists()
+
+
+def test_the_sweeps_options_are_the_schemas_fields():
+    from dfltheory.empirical.sweep import OPTIONS, OWN_KEYS
+
+    assert OPTIONS == set(RunConfig.keys()) - set(OWN_KEYS)
