@@ -168,17 +168,17 @@ def bmm_mlp(params, X, Y, lr):
 def cata_arithmetic(eng: Engine, device, compiled: bool = False):
     """DFedCata's vector arithmetic around the gradients, on an (m, d) state, in eager in-place operations: per step
     (``step(G)``, G the (m, d) gradients) the anchor pull, the per-client clip and weight decay with the update
-    x <- x - lr (clip(g - lam y) + (lam + wd) x); per round (``comm()``) the gossip a = W X (the engine's sparse W)
+    x <- x - lr (clip(g - lam_pen y) + (lam_pen + wd) x); per round (``comm()``) the gossip a = W X (the engine's sparse W)
     and the extrapolation y = a + beta (a - x), with the mean of a. The same operations as the engine and the
     authors' code, written as cheaply as eager PyTorch allows; ``compiled``: each of the two through
     ``torch.compile``, which fuses them into a few loops over the state (the engine's ``--compile`` does the same)."""
     from dfltheory.empirical.rules import TORCH_CLIP_EPS
 
     X, W = eng.state["x"].clone(), eng.mixing.at(0)
-    anchor, lam, decay = X.clone(), HP["lam_pen"], HP["lam_pen"] + HP["weight_decay"]
+    anchor, lam_pen, decay = X.clone(), HP["lam_pen"], HP["lam_pen"] + HP["weight_decay"]
 
     def step(G):
-        d = torch.sub(G, anchor, alpha=lam)
+        d = torch.sub(G, anchor, alpha=lam_pen)
         scale = torch.linalg.vector_norm(d, dim=1, keepdim=True).add_(TORCH_CLIP_EPS)
         scale = torch.clamp(official.MAX_NORM / scale, max=1.0)
         d.mul_(scale).add_(X, alpha=decay)
@@ -315,7 +315,7 @@ def layered_dfedcata(eng: Engine) -> Engine:
     model, m, lam, wd = eng.model, eng.m, HP["lam_pen"], HP["weight_decay"]
     grads = vmap(grad(lambda p, x, y: model.loss(functional_call(model.module, (p, model.buffers), (x,)), y)))
 
-    def step(P, A, xb, yb, lr):  # x <- x - lr (clip(g - lam y) + (lam + wd) x), the clip over the whole row
+    def step(P, A, xb, yb, lr):  # x <- x - lr (clip(g - lam_pen y) + (lam_pen + wd) x), the clip over the whole row
         g = grads(P, xb, yb)
         d = {n: g[n] - lam * A[n] for n in P}
         norm = torch.sqrt(sum((v.reshape(m, -1) ** 2).sum(1) for v in d.values()))

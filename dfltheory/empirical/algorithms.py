@@ -71,7 +71,7 @@ def _server(hp: dict) -> C.CommRule:
 HYPER_RANGES = {
     "rho": Interval(0, INF, closed="left", meaning="the SAM radius"),
     "momentum": Interval(0, 1, closed="left", meaning="the local heavy-ball momentum"),
-    "lam_pen": Interval(0, INF, closed="neither", meaning="the ADMM penalty lambda"),
+    "lam_pen": Interval(0, INF, closed="neither", meaning="DFedADMM's penalty lambda: its local step divides by it"),
     "Q": Interval(1, INF, closed="left", meaning="gossip steps per round"),
     "mu": Interval(0, INF, closed="left", meaning="the proximal coefficient"),
     "K_v": Interval(0, INF, closed="left", meaning="personal local steps per round"),
@@ -80,9 +80,10 @@ HYPER_RANGES = {
 }
 
 
-def check_hyper(name: str, value):
-    """``value`` if it lies in ``HYPER_RANGES[name]``, else the ValueError of :func:`dfltheory.constraints.check`."""
-    return check(name, value, HYPER_RANGES[name])
+def check_hyper(name: str, value, shown: str | None = None):
+    """``value`` if it lies in ``HYPER_RANGES[name]``, else the ValueError of :func:`dfltheory.constraints.check`,
+    naming the option ``shown`` (default ``name``)."""
+    return check(shown or name, value, HYPER_RANGES[name])
 
 
 def from_program(program: str, name: str, hp: dict, given: dict | None = None, **fields) -> Algorithm:
@@ -183,6 +184,8 @@ ALGORITHMS: dict[str, Callable[[dict], Algorithm]] = Registry("algorithm", load=
 ALGORITHM_NAME = re.compile(r"^[a-z][a-z0-9_-]*$")
 #: algorithm -> {an option's former name: its name today}, as each registration declares (``renamed=``)
 RENAMED_OPTIONS: dict[str, dict[str, str]] = {}
+#: algorithm -> the options its factory read at registration (with its defaults)
+READS: dict[str, frozenset[str]] = {}
 
 
 def register_algorithm(name: str, factory: Callable[[dict], Algorithm], *, origin: str = "",
@@ -195,7 +198,9 @@ def register_algorithm(name: str, factory: Callable[[dict], Algorithm], *, origi
     named ``name``. It is called once here with no hyper-parameters (its defaults) to check it. ``origin`` (a plugin
     file) is named in the errors, ValueErrors that name the problem and the fix. ``renamed``: {former name: name
     today} of options the algorithm took under another name before (a stored config or an old sweep file giving the
-    former name is read under today's: :func:`dfltheory.empirical.run_config.current_names`)."""
+    former name is read under today's: :func:`current_names`); a former name must be one no registered algorithm reads.
+    The Algorithm's ``warning(lr, lr_decay, K, rounds)``, if set, says why a run's step sizes make the algorithm
+    degenerate (the train command prints it once)."""
     if not isinstance(origin, str):
         raise ValueError(f"algorithm {name!r}: origin={origin!r} must be a string (the plugin file, __file__)")
     where = f"{origin}: " if origin else ""
@@ -204,14 +209,21 @@ def register_algorithm(name: str, factory: Callable[[dict], Algorithm], *, origi
                          "with a letter")
     if name in ALGORITHMS:
         raise ValueError(f"{where}algorithm {name!r} is already registered; choose another name")
-    renamed = dict(renamed or {})
-    if not all(isinstance(k, str) and isinstance(v, str) and k != v for k, v in renamed.items()):
+    if renamed is not None and not isinstance(renamed, Mapping) or not all(
+            isinstance(k, str) and isinstance(v, str) and k != v for k, v in dict(renamed or {}).items()):
         raise ValueError(f"{where}algorithm {name!r}: renamed={renamed!r} must map an option's former name to its "
                          "name today (strings, e.g. {'lam': 'lam_pen'})")
+    renamed = dict(renamed or {})
+    live = sorted(old for old in renamed if any(old in read for read in READS.values()))
+    if live:  # a name another algorithm still reads: reading it as this one's former name would take it from that one
+        users = sorted(n for n, read in READS.items() if live[0] in read)
+        raise ValueError(f"{where}algorithm {name!r}: renamed gives {live[0]!r} as a former name, but "
+                         f"{', '.join(users)} read{'s' if len(users) == 1 else ''} an option of that name; a former "
+                         "name must be one no algorithm reads today")
     if not callable(factory):
         raise ValueError(f"{where}algorithm {name!r}: the factory must be a function hp -> Algorithm, got {factory!r}")
     try:
-        algo = factory(_Reads({}))
+        algo = factory(defaults := _Reads({}))
     except Exception as err:  # noqa: BLE001  a user's factory: its failure is the plugin's error
         raise ValueError(f"{where}algorithm {name!r}: its factory fails with its default hyper-parameters "
                          f"({type(err).__name__}: {err}); it must accept a dict hp and return an Algorithm") from None
@@ -228,7 +240,12 @@ def register_algorithm(name: str, factory: Callable[[dict], Algorithm], *, origi
             or not 0 < algo.participation <= 1:
         raise ValueError(f"{where}algorithm {name!r}: participation={algo.participation!r} must be the fraction of "
                          "clients per round, in (0, 1]")
+    taken = sorted(set(renamed) & set(defaults.read))
+    if taken:
+        raise ValueError(f"{where}algorithm {name!r}: renamed gives {taken[0]!r} as a former name, but its factory "
+                         "still reads it; a former name is one the algorithm no longer reads")
     ALGORITHMS[name] = factory
+    READS[name] = frozenset(defaults.read)
     if renamed:
         RENAMED_OPTIONS[name] = renamed
 
@@ -246,39 +263,60 @@ def former_names() -> frozenset[str]:
     return frozenset(old for name in names() for old in RENAMED_OPTIONS.get(name, {}))
 
 
-def current_names(cfg, where: str = "the config", warn=None, flag=str) -> dict:
+def current_names(cfg, where: str = "the config", warn=None, flag=str, stored: bool = False) -> dict:
     """``cfg`` (a run config) with every option its algorithm took under a former name (the algorithm's registration
-    declares them: :func:`renamed_options`) under today's name; a former name the
-    algorithm never took (``lam`` given to dfedavg: it read no such option) is dropped, as it was then. ``warn(text)``,
-    if given, is told of each former name given a value (a stored config.json or result: none), each option shown as
-    ``flag(name)`` (the train command: ``--lam-pen``). Giving a former name and today's with different values is a
-    ValueError naming both, as it cannot tell which one is meant."""
+    declares them: :func:`renamed_options`) under today's name, in the former one's place; a former name the
+    config's algorithm does not read (``lam`` given to dfedavg) is dropped, as it changed nothing.
+
+    ``stored``: ``cfg`` was written before the rename (a run's config.json, a stored result: the train command wrote
+    every option, the former name included, null where not given): there the former name is what the algorithm read
+    and today's name, if also given, was ignored, so the former one's value (None: the default) is taken. Otherwise
+    (a command line, a file, the API) ``warn(text)``, if given, is told of each former name given a value, each
+    option shown as ``flag(name)``, and a former name and today's given different values is a ValueError naming both.
+    """
     old = former_names() & set(cfg)
     if not old:
         return dict(cfg)
     algo = cfg.get("algo")
-    renamed = renamed_options(algo)
+    renamed, reads = renamed_options(algo), READS.get(algo, frozenset())
+    targets = {renamed[name] for name in old if name in renamed}
     out = {}
     for name, value in cfg.items():  # in cfg's order: today's name takes the former one's place
-        if name not in old:
-            if name not in out or value is not None:
-                out[name] = value
-            continue
-        new = renamed.get(name)
-        if value is None:
-            continue
-        if new is None:
+        if name in old and name not in reads:
+            new = renamed.get(name)
+            if new is None:
+                if warn and value is not None and not stored:
+                    warn(f"{where}: {algo} does not use {flag(name)} (the former name of another algorithm's "
+                         "option); ignored")
+                continue
+            if stored:
+                out[new] = value
+                continue
+            if value is None:
+                continue
+            if cfg.get(new) is not None and cfg[new] != value:
+                raise ValueError(f"{where} gives {flag(name)} {value!r} and {flag(new)} {cfg[new]!r}: {flag(name)} is "
+                                 f"the former name of {flag(new)} for {algo}; give {flag(new)} alone")
             if warn:
-                warn(f"{where}: {algo} does not use {flag(name)} (the former name of another algorithm's option); "
-                     "ignored")
-            continue
-        if cfg.get(new) is not None and cfg[new] != value:
-            raise ValueError(f"{where} gives {flag(name)} {value!r} and {flag(new)} {cfg[new]!r}: {flag(name)} is the "
-                             f"former name of {flag(new)} for {algo}; give {flag(new)} alone")
-        if warn:
-            warn(f"{where}: {flag(name)} is the former name of {flag(new)} for {algo}; write {flag(new)}")
-        out[new] = value
+                warn(f"{where}: {flag(name)} is the former name of {flag(new)} for {algo}; write {flag(new)}")
+            out[new] = value
+        elif name in targets and stored:
+            out.setdefault(name, None)  # keep the place; the former name's value fills it
+        elif name not in out or value is not None:
+            out[name] = value
+    if stored:
+        out = {k: v for k, v in out.items() if v is not None or k not in targets}
     return out
+
+
+def cache_form(cfg) -> dict:
+    """``cfg`` as it is hashed into a cache key: as given, with a mark where it gives an option under the name it
+    has today that its algorithm took under a former name (DFedADMM's ``lam_pen``): before the rename that option was
+    ignored by the algorithm, so a key of before must not be read back as today's run. A config without such an
+    option (every one that gives the former name, or neither) keeps the key it had."""
+    renamed = renamed_options(cfg.get("algo"))
+    given = sorted(new for new in renamed.values() if cfg.get(new) is not None)
+    return {**cfg, "_renamed": given} if given else dict(cfg)
 
 
 def register_program(program, *, origin: str = "") -> None:

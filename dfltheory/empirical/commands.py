@@ -404,8 +404,9 @@ def _train(args) -> int:
         raise ValueError("give --algo ALGO or --recipe NAME (dfltheory train --recipe list shows the recipes)")
     if cfg["out"] is None:
         raise ValueError("give --out DIR, the run directory")
-    cfg = current_names(cfg, "dfltheory train", warn=lambda text: print(f"dfltheory train: warning: {text}",
-                                                                         file=sys.stderr), flag=_flag)
+    where = f"{args.config} or the command line" if args.config is not None else "the command line"
+    cfg = current_names(cfg, where, warn=lambda text: print(f"dfltheory train: warning: {text}", file=sys.stderr),
+                        flag=_flag)
     data = cfg["data_params"]
     cfg["data_params"] = data if isinstance(data, dict) else parse_data_params(data)
     if cfg.get("init_weights"):  # stored resolved: a resume from another directory names the same file ("" stays)

@@ -128,11 +128,11 @@ class ReferenceRun:
         for i in active:
             z[i] = self.local(i, self.x[i], idx, lr)
         if n.startswith("dfedadmm"):
-            lam = self.hp.get("lam_pen", 0.1)
+            lam_pen = self.hp.get("lam_pen", 0.1)
             for i in range(m):
                 old = self.dual[i]
-                self.dual[i] = old - (z[i] - self.x[i]) / lam  # line 15
-                z[i] = z[i] - lam * old  # line 16: message with the OLD dual
+                self.dual[i] = old - (z[i] - self.x[i]) / lam_pen  # line 15
+                z[i] = z[i] - lam_pen * old  # line 16: message with the OLD dual
         if n in SERVER:
             avg = sum(z[i] for i in active) / len(active)
             if n == "scaffold":

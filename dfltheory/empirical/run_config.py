@@ -10,8 +10,8 @@ the dict. The options' ranges are declared here once, as :mod:`dfltheory.constra
 
 An option an algorithm took under another name before (its registration's ``renamed``: DFedADMM's penalty was
 ``lam``, the name of the spectral lambda everywhere else, and is ``lam_pen``) is read under today's name by
-:func:`dfltheory.empirical.algorithms.current_names`, at every door a config comes in by: the train command, :func:`dfltheory.empirical.runner.run`,
-a resume's stored config.json, a sweep, a stored claims result.
+:func:`dfltheory.empirical.algorithms.current_names`, at every door a config comes in by: the train command,
+:func:`dfltheory.empirical.runner.run`, a resume's stored config.json, a sweep, a stored claims result.
 """
 
 from __future__ import annotations
@@ -36,6 +36,7 @@ FLOAT_OPTIONS = {key: Interval(low, high, closed, meaning=meaning, kind=(int, fl
     ("rho", 0, INF, "left", "the SAM radius, 0 for plain gradients"),
     ("momentum", 0, 1, "left", "the local momentum coefficient"),
     ("lam_pen", 0, INF, "left", "the algorithm's penalty (DFedADMM's lambda, > 0; DFedCata's proximal penalty)"),
+    ("lam", 0, INF, "neither", "lam_pen's former name for DFedADMM: its penalty lambda"),
     ("beta", 0, 1, "left", "DFedCata's Nesterov coefficient"),
     ("lr_v", 0, INF, "neither", "DFedPGP's personal-part learning rate"),
     ("mu", 0, INF, "left", "FedProx's proximal coefficient"),
@@ -56,8 +57,6 @@ FLOAT32_MAX = float(np.finfo(np.float32).max)  # a step size or radius multiplie
 FLAG_OPTIONS = ("epochs", "compile", "sequential", "local_eval", "fresh_gossip", "download", "sparse", "weighted",
                 "progress")
 FLAG = OfType(bool, "True or False")
-
-
 
 
 @dataclass(frozen=True)

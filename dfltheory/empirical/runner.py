@@ -31,8 +31,8 @@ from dfltheory.empirical.engine import Engine
 from dfltheory.empirical.functional import FlatModel
 from dfltheory.empirical.metrics import Evaluator, measure
 from dfltheory.empirical.recipes import ALGO_DEFAULTS
-from dfltheory.empirical.run_config import (FLAG_OPTIONS, FLOAT32_MAX, FLOAT_OPTIONS, INT_OPTIONS,  # noqa: F401
-                                            SEED_MAX, check_config, check_options, check_threads)
+from dfltheory.empirical.run_config import (FLOAT_OPTIONS, SEED_MAX, check_config,  # noqa: F401 (re-exported)
+                                            check_options, check_threads)
 from dfltheory.empirical.replicas import BlockDiagonal, replicate
 from dfltheory.empirical.weights import load_initial_weights
 
@@ -136,7 +136,7 @@ def _engine(cfg: dict, model: FlatModel, data, algo, source, device, x0=None) ->
 
 def _algorithm(cfg: dict, data):
     weights = data.client_sizes.numpy() if cfg.get("weighted") else None  # FedAvg's n_i-weighted average
-    cfg = A.current_names(cfg)  # a stored config.json may give an option under its former name
+    cfg = A.current_names(cfg)  # an option under its former name (the API's build): today's name
     return A.make(cfg["algo"], server_weights=weights, **{k: cfg.get(k) for k in ALGO_KEYS})
 
 
@@ -181,6 +181,7 @@ def load_run(run_dir) -> tuple[Engine, Evaluator, dict, torch.Tensor]:
     if not all(key in cfg for key in ("dataset", "algo", "n")):
         raise ValueError(f"{cfile} is damaged: not a run configuration (a JSON object with dataset, algo, n); "
                          f"restore it, or {again}")
+    cfg = A.current_names(cfg, stored=True)  # written under former option names: read as that run ran
     if not ckpt.is_file():
         raise ValueError(f"{run} has no checkpoint.pt (the run stopped before its first checkpoint, or ran 0 "
                          f"rounds); resume it with `dfltheory train ... --out {run} --resume --rounds R`, or {again}")
@@ -244,12 +245,12 @@ def build_cohort(cfg: dict, seeds) -> tuple[Engine, list[Evaluator]]:
     return engine, [Evaluator(m, d, device) for m, d in zip(models, data)]
 
 
-def _as_run(cfg: dict) -> dict:
+def _as_run(cfg: dict, stored: bool = False) -> dict:
     """A config as the run it describes, for comparing a resume's options with the stored ones: the algorithm's
     hyper-parameters as it takes them (a default given explicitly equals one left out; an option the algorithm does
     not read is left out of the comparison), the K of an algorithm that fixes it (D-PSGD, SGP: 1), and an unset
     ``epochs`` as false. Configs stored before K, DFedPGP's momentum and ``epochs`` were resolved thus resume."""
-    cfg = A.current_names({**cfg, **({"epochs": bool(cfg["epochs"])} if "epochs" in cfg else {})})
+    cfg = A.current_names({**cfg, **({"epochs": bool(cfg["epochs"])} if "epochs" in cfg else {})}, stored=stored)
     algo = cfg.get("algo")
     if algo not in A.ALGORITHMS:
         return cfg
@@ -347,7 +348,7 @@ def _train(engine, evaluator, out: Path, rounds, config, eval_every, checkpoint_
         saved = rundir.read_json(cfile, f"restore it from the options the run was started with, or {again_fresh}")
         if "seed" in saved and "data_seed" in config:  # written before data_seed/data_params existed
             saved = {"data_seed": saved["seed"], "data_params": {}, **saved}
-        saved_run, this_run = _as_run(saved), _as_run(config)
+        saved_run, this_run = _as_run(saved, stored=True), _as_run(config)
         diff = sorted(k for k in set(saved) | set(config) if k not in VOLATILE + ("resume", "tensorboard")
                       and saved_run.get(k) != this_run.get(k))
         if config and diff:
@@ -452,7 +453,8 @@ def _train(engine, evaluator, out: Path, rounds, config, eval_every, checkpoint_
 def run(cfg: dict, resume: bool = False, wrap=None, again: str | None = None) -> dict:
     """Build from ``cfg`` and train into ``cfg['out']`` (``cfg['threads']``: torch CPU threads; the count used is
     stored in config.json), the directory locked from before the data are loaded (:func:`dfltheory.empirical.rundir.
-    lock`). Prints the algorithm's warning about its step sizes (``Algorithm.warning``) to stderr where it applies. ``wrap(engine)`` replaces the engine before
+    lock`). Prints the algorithm's warning about its step sizes (``Algorithm.warning``) to stderr where it applies.
+    ``wrap(engine)`` replaces the engine before
     training (rank 0 of a distributed run: :mod:`dfltheory.empirical.distributed`); ``again``: what a stopped run's
     error advises (:func:`train`)."""
     from dfltheory.paths import output_dir

@@ -51,9 +51,7 @@ def _checked_cfg(cfg, what: str = "cfg") -> Mapping:
     if isinstance(rounds, bool) or not isinstance(rounds, int) or rounds < 0:
         raise ValueError(f"{what}['rounds'] must be an integer >= 0 (the run's horizon), got {rounds!r}; give "
                          "rounds in the config")
-    unknown = [k for k in cfg if k not in RunConfig.keys()]
-    if unknown:  # the schema: a misspelt option is refused by name instead of training a run no one asked for
-        check_config(dict(cfg))
+    check_config(dict(cfg))  # the schema: a misspelt option is refused by name instead of training a run no one asked
     return cfg
 
 
@@ -104,7 +102,9 @@ class RunCache:
 
     def path(self, cfg: Mapping) -> Path:
         _checked_cfg(cfg)
-        versioned = {**cfg, "_cache": CACHE_VERSION}
+        from dfltheory.empirical.algorithms import cache_form
+
+        versioned = {**cache_form(cfg), "_cache": CACHE_VERSION}
         key = hashlib.sha256(json.dumps(versioned, sort_keys=True, default=str).encode()).hexdigest()[:16]
         return self.root / key
 
@@ -316,10 +316,11 @@ class Sweep:
     def configs(self) -> list[tuple[dict, dict]]:
         """(swept values, run config) of every run: the base updated by the values, completed by its recipe
         (:func:`dfltheory.empirical.recipes.resolve`), on one CPU thread unless ``threads`` is given (so that
-        ``workers`` processes use that many cores); each config is checked (:func:`dfltheory.empirical.runner.
-        check_options`) before anything is trained, an error naming the run."""
+        ``workers`` processes use that many cores); each config is checked (its keys, its values' ranges, its former
+        option names: :func:`dfltheory.empirical.run_config.check_config`) before anything is trained, an error naming
+        the run."""
+        from dfltheory.empirical.algorithms import current_names
         from dfltheory.empirical.recipes import resolve
-        from dfltheory.empirical.runner import check_options
 
         out = []
         for point in self.points():
@@ -327,9 +328,11 @@ class Sweep:
                 cfg = resolve({**self.base, **point})
                 if cfg.get("algo") is None:
                     raise ValueError("no algo: give algo (or a recipe) in the base config")
-                check_options(cfg)
+                check_config(current_names(cfg))  # a former option name that contradicts today's: before any run
             except ValueError as err:
-                raise ValueError(f"the run {_label(point) or 'of the base config'}: {err}") from None
+                fix = ("; give each algorithm its own value in zip (algo = [...] beside that option's list)"
+                       if "former name" in str(err) else "")
+                raise ValueError(f"the run {_label(point) or 'of the base config'}: {err}{fix}") from None
             out.append((point, {**cfg, "threads": cfg.get("threads") or 1}))
         return out
 

@@ -83,7 +83,8 @@ def _dfedadmm(name, rho, hp):
 
 
 def dfedadmm(hp):
-    """Seed 004 Algorithm 1: x <- x - eta(g - ghat + (x - x^t)/lam); ghat, z = x_K - lam ghat_old; X^{t+1} = W Z."""
+    """Seed 004 Algorithm 1: x <- x - eta(g - ghat + (x - x^t)/lam_pen); ghat, z = x_K - lam_pen ghat_old;
+    X^{t+1} = W Z."""
     return _dfedadmm("dfedadmm", None, hp)
 
 

@@ -458,7 +458,9 @@ RENAMED = {"dpsgd": "dpsgd-atc"}
 
 
 def _key(cfg: Mapping, seeds: Sequence[int], finetune: int | None, final: str | None = None) -> str:
-    blob = json.dumps({"cfg": cfg, "seeds": list(seeds), "finetune": finetune, "_cache": CACHE_VERSION}
+    from dfltheory.empirical.algorithms import cache_form
+
+    blob = json.dumps({"cfg": cache_form(cfg), "seeds": list(seeds), "finetune": finetune, "_cache": CACHE_VERSION}
                       | ({"final": final} if final else {}), sort_keys=True, default=str)
     return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
@@ -1121,13 +1123,12 @@ def current_arm(arm: Mapping) -> dict:
     """A stored arm with its config's options under today's names and its command's flags with them
     (:func:`dfltheory.empirical.algorithms.current_names`: DFedADMM's penalty ``lam`` is ``lam_pen``; a former name
     its algorithm never read is dropped from both, as it changed nothing)."""
-    from dfltheory.empirical.algorithms import former_names
-    from dfltheory.empirical.algorithms import current_names
+    from dfltheory.empirical.algorithms import current_names, former_names
 
     config = arm.get("config")
     if not isinstance(config, Mapping) or not former_names() & set(config):
         return dict(arm)
-    new = current_names(config)
+    new = current_names(config, stored=True)
     out = {**arm, "config": new}
     if isinstance(arm.get("command"), str):
         command = arm["command"]

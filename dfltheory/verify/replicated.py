@@ -30,7 +30,9 @@ def replicated_terms(cfg: Mapping, seeds: int, measure: str, values: Mapping[str
 
     # the version: entries written before every copy started at the bound's x0 (or before dpsgd's order changed)
     # are never read back as today's
-    key_cfg = {**cfg, "replicas": seeds, "rounds": rounds, "quantity": quantity, "_cache": CACHE_VERSION}
+    from dfltheory.empirical.algorithms import cache_form
+
+    key_cfg = {**cache_form(cfg), "replicas": seeds, "rounds": rounds, "quantity": quantity, "_cache": CACHE_VERSION}
     out = Path(root) / hashlib.sha256(json.dumps(key_cfg, sort_keys=True, default=str).encode()).hexdigest()[:16]
     out.mkdir(parents=True, exist_ok=True)
     from dfltheory.empirical import rundir

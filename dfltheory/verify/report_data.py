@@ -298,8 +298,7 @@ def run_values(run: str | Path) -> dict[str, float]:
     DFedPGP's K_u), m, rho, Q, alpha, lam_pen, ... with
     the algorithm's defaults and forced values (D-PSGD and SGP: K = 1), and lam of its topology (with its
     --topology-params) when W is symmetric and doubly stochastic (Definition 1)."""
-    from dfltheory.empirical.algorithms import make
-    from dfltheory.empirical.algorithms import current_names
+    from dfltheory.empirical.algorithms import current_names, make
     from dfltheory.empirical.rundir import read_json
     from dfltheory.empirical.runner import ALGO_KEYS
     from dfltheory.parsing import parse_params
@@ -313,7 +312,7 @@ def run_values(run: str | Path) -> dict[str, float]:
     if not isinstance(cfg.get("algo"), str) or "n" not in cfg:
         raise ValueError(f"{cfile} is damaged: not a run configuration (a JSON object with 'algo' and 'n'); restore "
                          "it or train the run again")
-    cfg = current_names(cfg)  # a config.json written under former option names
+    cfg = current_names(cfg, stored=True)  # a config.json written under former option names: as that run ran
     algo = make(cfg["algo"], **{k: cfg.get(k) for k in ALGO_KEYS if k in cfg})
     resolved = {**cfg, "Q": 1, **algo.params, "K": algo.K or cfg.get("K")}  # one communication step per round
     # unless the algorithm has its own Q (DFedSAM-MGS)

@@ -132,3 +132,110 @@ def test_a_plugin_algorithm_declares_its_own_renamed_option():
         finally:
             A.RENAMED_OPTIONS.pop("renamed-sgd", None)
     assert "wd" not in A.former_names()
+
+
+def test_a_cache_key_changes_only_where_the_config_gives_an_option_its_algorithm_took_under_a_former_name(tmp_path):
+    """Before the rename dfedadmm ignored ``lam_pen``; a config giving it now trains another run, so its key must
+    differ from the one of before (a cache filled then would be read back as today's run). Every other config keeps
+    its key: an old sweep file's ``lam``, dfedcata's ``lam_pen``."""
+    import hashlib
+
+    from dfltheory.empirical.sweep import CACHE_VERSION, RunCache
+
+    def before(cfg):  # RunCache.path's hash before the rename
+        blob = json.dumps({**cfg, "_cache": CACHE_VERSION}, sort_keys=True, default=str).encode()
+        return hashlib.sha256(blob).hexdigest()[:16]
+
+    base = {"dataset": "synthetic-logistic", "n": 2, "rounds": 1}
+    cache = RunCache(tmp_path)
+    for cfg in ({**base, "algo": "dfedadmm", "lam": 1.0}, {**base, "algo": "dfedcata", "lam_pen": 0.05},
+                {**base, "algo": "dfedadmm", "lam": None, "lam_pen": None}):
+        assert cache.path(cfg).name == before(cfg)
+    cfg = {**base, "algo": "dfedadmm", "lam_pen": 0.05}
+    assert cache.path(cfg).name != before(cfg)
+
+
+def test_a_stored_config_giving_both_names_is_read_as_its_run_ran(tmp_path, capsys):
+    """The train command stored every option, the former name included: for dfedadmm ``lam`` was read and
+    ``lam_pen`` ignored. A run stored with ``"lam": null, "lam_pen": 0.05`` ran the default 0.1: resuming it with
+    --lam-pen 0.05 is another config; one stored with both given loads with lam's value."""
+    from dfltheory.empirical.runner import load_run
+
+    cut = tmp_path / "cut"
+    argv = [*RUN, "--lam-pen", "0.1", "--out", str(cut)]
+    argv[argv.index("--rounds") + 1] = "1"
+    assert cli.main(argv) == 0
+    cfile = cut / "config.json"
+    stored = json.loads(cfile.read_text())
+    old = {**{k: v for k, v in stored.items() if k != "lam_pen"}, "lam": None, "lam_pen": 0.05}
+    cfile.write_text(json.dumps(old))
+    capsys.readouterr()
+    assert cli.main([*RUN, "--lam-pen", "0.05", "--rounds", "2", "--out", str(cut), "--resume"]) == 2
+    assert "--resume with a different config (lam_pen)" in capsys.readouterr().err
+    cfile.write_text(json.dumps({**old, "lam": 0.1}))
+    engine, _, cfg, _ = load_run(cut)
+    assert cfg["lam_pen"] == 0.1 and "lam" not in cfg and engine.algo.hyper["lam_pen"] == 0.1
+    assert cli.main([*RUN, "--lam-pen", "0.1", "--rounds", "2", "--out", str(cut), "--resume"]) == 0
+
+
+def test_make_reads_the_former_name_with_a_future_warning():
+    with pytest.warns(FutureWarning, match="lam is the former name of lam_pen for dfedadmm; write lam_pen"):
+        algo = A.make("dfedadmm", lam=0.3)
+    assert algo.hyper["lam_pen"] == 0.3
+
+
+def test_a_sweep_whose_former_name_contradicts_todays_is_refused_before_any_run(tmp_path):
+    from dfltheory.empirical.commands import read_sweep
+
+    path = tmp_path / "sweep.toml"
+    path.write_text('[base]\ndataset = "synthetic-logistic"\nn = 2\nrounds = 1\nlam = 1.0\nlam_pen = 0.05\n'
+                    '[grid]\nalgo = ["dfedcata", "dfedadmm"]\n')
+    sweep, _ = read_sweep(path)
+    with pytest.raises(ValueError, match="the run algo=dfedadmm: .*gives lam 1.0 and lam_pen 0.05.*give each "
+                                         "algorithm its own value in zip"):
+        sweep.configs()
+
+
+def test_a_former_name_another_algorithm_still_reads_is_refused():
+    """Declaring ``rho`` a former name would take dfedsam's SAM radius from it (it would be dropped as unused)."""
+    from dfltheory.empirical import communication as C
+    from dfltheory.empirical import rules as R
+    from dfltheory.empirical.composed import Algorithm
+    from dfltheory.testing.registries import isolated
+
+    def factory(hp):
+        return Algorithm("my-sam", R.chain(R.sam(hp.get("radius", 0.1))), C.gossip())
+
+    with isolated():
+        with pytest.raises(ValueError, match="'rho' as a former name, but .*dfedsam.* an option of that name"):
+            A.register_algorithm("my-sam", factory, renamed={"rho": "radius"})
+        with pytest.raises(ValueError, match="renamed='lam' must map"):
+            A.register_algorithm("my-sam", factory, renamed="lam")
+    assert current_names({"algo": "dfedsam", "rho": 0.2}) == {"algo": "dfedsam", "rho": 0.2}
+
+
+def test_rejudge_reads_a_stored_result_under_todays_names():
+    from pathlib import Path
+
+    from dfltheory.verify.claims import rejudge
+
+    root = Path(__file__).resolve().parents[2]
+    result = json.loads((root / "docs" / "claims-mnist.json").read_text())
+    row = next(r for r in result["claims"] if any(a["algo"] == "dfedadmm" for a in r["arms"]))
+    arm = next(a for a in row["arms"] if a["algo"] == "dfedadmm")
+    value = arm["config"]["lam_pen"]
+    arm["config"] = {("lam" if k == "lam_pen" else k): v for k, v in arm["config"].items()}  # as stored before
+    arm["command"] = arm["command"].replace("--lam-pen ", "--lam ")
+    again = rejudge(result)
+    back = next(a for r in again["claims"] if r["id"] == row["id"] for a in r["arms"] if a["algo"] == "dfedadmm")
+    assert back["config"]["lam_pen"] == value and "lam" not in back["config"]
+    assert f"--lam-pen {value!r}" in back["command"] and " --lam " not in back["command"]
+
+
+@pytest.mark.parametrize("flag", ["--lam-pen", "--lam"])
+def test_a_zero_admm_penalty_is_refused_naming_the_option(flag, tmp_path, capsys):
+    """DFedADMM divides by its penalty; dfedcata's lam_pen may be 0, so the range is the algorithm's."""
+    assert cli.main([*RUN, flag, "0", "--out", str(tmp_path / "r")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()[-1]
+    assert "lam_pen (--lam-pen) must be a finite number > 0 (DFedADMM's penalty lambda" in err
+    assert not (tmp_path / "r").exists()

@@ -184,7 +184,7 @@ def test_a_program_with_a_different_step_gives_a_different_round(data):
     assert (a.state["x"] - b.state["x"]).abs().max() > 1e-4
 
 
-@pytest.mark.parametrize("name,hp,named", [("dfedadmm", {"lam_pen": 0.0}, "lam_pen"), ("dfedsam-mgs", {"Q": 0}, "Q"),
+@pytest.mark.parametrize("name,hp,named", [("dfedadmm", {"lam_pen": 0.0}, r"lam_pen \(--lam-pen\)"), ("dfedsam-mgs", {"Q": 0}, "Q"),
                                            ("dfedsgpsm", {"momentum": 1.0}, "momentum"), ("fedprox", {"mu": -1}, "mu"),
                                            ("dfedpgp", {"lr_v": 0.0}, "lr_v"), ("fedsam", {"rho": -0.1}, "rho")])
 def test_a_hyper_parameter_out_of_its_range_is_refused_by_name(name, hp, named):

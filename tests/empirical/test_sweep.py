@@ -181,8 +181,8 @@ def test_the_example_sweep_file_expands_to_sixteen_checked_runs():
 
 
 def test_the_options_a_sweep_takes_are_the_train_commands():
-    """Sweep checks its keys against sweep.OPTIONS (the command imports the sweep module, so the list is written out):
-    it must name every option of `dfltheory train` but out and resume, and nothing else."""
+    """Sweep checks its keys against sweep.OPTIONS (RunConfig's fields): they must be every option of `dfltheory
+    train` (the parser's) but out and resume, and nothing else."""
     from dfltheory.empirical.commands import _options
     from dfltheory.empirical.sweep import OPTIONS, OWN_KEYS
 

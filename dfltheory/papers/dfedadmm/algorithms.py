@@ -46,7 +46,7 @@ def step_warning(name: str, lam_pen: float, lr: float, lr_decay: float, K: int, 
 
 def _dfedadmm(name, rho, hp):
     lam_pen = hp.get("lam_pen", 0.1)
-    check_hyper("lam_pen", lam_pen)
+    check_hyper("lam_pen", lam_pen, shown="lam_pen (--lam-pen)")
     given = {"lam_pen": lam_pen} if rho is None else {"lam_pen": lam_pen, "rho": rho}
     if rho is not None:
         check_hyper("rho", rho)
@@ -55,7 +55,8 @@ def _dfedadmm(name, rho, hp):
 
 
 def dfedadmm(hp):
-    """Seed 004 Algorithm 1: x <- x - eta(g - ghat + (x - x^t)/lam_pen); ghat, z = x_K - lam_pen ghat_old; X^{t+1} = W Z;
+    """Seed 004 Algorithm 1: x <- x - eta(g - ghat + (x - x^t)/lam_pen); ghat, z = x_K - lam_pen ghat_old;
+    X^{t+1} = W Z;
     measured at w^t (card dfedadmm §2, §6.1)."""
     return _dfedadmm("dfedadmm", None, hp)
 

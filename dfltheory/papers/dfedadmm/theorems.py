@@ -54,25 +54,25 @@ VARS: dict[str, Var] = {
 _S = {k: v.symbol for k, v in VARS.items()}
 eta, K, T, L, rho = _S["eta"], _S["K"], _S["T"], _S["L"], _S["rho"]
 sigma_l, sigma_g, B, psi, D = _S["sigma_l"], _S["sigma_g"], _S["B"], _S["psi"], _S["f0_minus_fstar"]
-lam, G2, gradw2, t, c, r, c_lam = (_S[k] for k in ("lam_pen", "G2", "gradw2", "t", "c", "r", "c_lam"))
+lam_pen, G2, gradw2, t, c, r, c_lam = (_S[k] for k in ("lam_pen", "G2", "gradw2", "t", "c", "r", "c_lam"))
 
-GAMMA = 1 - (1 - eta / lam) ** K
+GAMMA = 1 - (1 - eta / lam_pen) ** K
 KAPPA = sp.Rational(1, 2) - 1152 * L**2 * eta**2 * K**2
 C0 = (3 * sigma_g**2 + sigma_l**2) + 3 * G2 + (sigma_l**2 + B**2)
-C2 = 16 * eta**2 * K**2 * (3 * sigma_g**2 + 2 * sigma_l**2 + 4 * B**2) + lam**2 * (sigma_l**2 + B**2)
+C2 = 16 * eta**2 * K**2 * (3 * sigma_g**2 + 2 * sigma_l**2 + 4 * B**2) + lam_pen**2 * (sigma_l**2 + B**2)
 _NOISE = sigma_l**2 + B**2  # bound on E||g_{i,k}^t||^2 (Assumptions 2 and 4)
-_AUX = 2 * lam**2 * (GAMMA - 1) ** 2 * (1 + (GAMMA - 1) ** 2 / GAMMA**2) * _NOISE  # Lemma 10
+_AUX = 2 * lam_pen**2 * (GAMMA - 1) ** 2 * (1 + (GAMMA - 1) ** 2 / GAMMA**2) * _NOISE  # Lemma 10
 
 
 def gamma_k(k) -> sp.Expr:
-    """Weight gamma_k = (eta/lam)(1 - eta/lam)^(K-1-k) of the k-th local gradient (eq. (7), k = 0..K-1)."""
-    return (eta / lam) * (1 - eta / lam) ** (K - 1 - k)
+    """Weight gamma_k = (eta/lam_pen)(1 - eta/lam_pen)^(K-1-k) of the k-th local gradient (eq. (7), k = 0..K-1)."""
+    return (eta / lam_pen) * (1 - eta / lam_pen) ** (K - 1 - k)
 
 
 def lemma6_bracket(a) -> sp.Expr:
     """Contraction factor of recursion (12) in the proof of Lemma 6 (seed L503), for the Young parameter a:
-    ``(1+a)(1-eta/lam)^2 + (1+1/a) 6 eta^2 L^2``. The paper takes a = 2K-1 and claims it is < 1 + 1/(K-1)."""
-    return (1 + a) * (1 - eta / lam) ** 2 + (1 + 1 / a) * 6 * eta**2 * L**2
+    ``(1+a)(1-eta/lam_pen)^2 + (1+1/a) 6 eta^2 L^2``. The paper takes a = 2K-1 and claims it is < 1 + 1/(K-1)."""
+    return (1 + a) * (1 - eta / lam_pen) ** 2 + (1 + 1 / a) * 6 * eta**2 * L**2
 
 
 def _v(*names) -> tuple[Var, ...]:
@@ -86,19 +86,19 @@ def _src(lines, equation="", card="", tag="SEED") -> Source:
 # ----------------------------------------------------------------------------------------------- conditions
 _STEP_96 = Condition(eta <= 1 / (96 * K * L), "eta_l <= 1/(96 K L) (Theorem 1; the appendix states it strictly)",
                      _src("L151, L680", "Theorem 1", "§6.3 (c) 1"))
-_STEP_2LAM = Condition(eta <= 2 * lam, "eta_l <= 2 lambda (Theorem 1; meant to give gamma < 1)",
+_STEP_2LAM = Condition(eta <= 2 * lam_pen, "eta_l <= 2 lambda (Theorem 1; meant to give gamma < 1)",
                        _src("L151, L670", "Theorem 1", "§6.3 (c) 2"))
-_K_LAM = Condition(K >= lam / eta, "K >= lambda/eta_l (Theorem 1; gives gamma > 1 - 1/e)",
+_K_LAM = Condition(K >= lam_pen / eta, "K >= lambda/eta_l (Theorem 1; gives gamma > 1 - 1/e)",
                    _src("L151, L670", "Theorem 1", "§6.3 (c) 3"))
 _KAPPA_POS = Condition(KAPPA > 0, "kappa = 1/2 - 1152 L^2 eta_l^2 K^2 > 0 (Theorem 1: 'a positive constant')",
                        _src("L151, L672", "Theorem 1", "§6.3 (c) 4"))
 _STEP_6 = Condition(eta < 1 / (6 * L * K), "0 < eta_l < 1/(6 L K) (Lemmas 6-8; implied by eta_l <= 1/(96 K L))",
                     _src("L488, L525, L534", "Lemmas 6-8", "§6.2, §6.3 (c) 5"))
-_LAM_96 = Condition(lam <= 1 / (96 * L), "lambda <= 1/(96 L) (implied: lambda <= eta_l K <= 1/(96 L))",
+_LAM_96 = Condition(lam_pen <= 1 / (96 * L), "lambda <= 1/(96 L) (implied: lambda <= eta_l K <= 1/(96 L))",
                     _src("L151", "Theorem 1", "§6.3 (c) 6", "DERIVED"), origin="derived",
                     why="implied by the paper's K >= lambda/eta_l and eta_l <= 1/(96 K L); listed to make it visible, it never changes a verdict")
-_GAMMA_OK = Condition(eta <= lam, "eta_l <= lambda, i.e. gamma_k >= 0 and 0 < gamma <= 1, which the Jensen steps of "
-                      "Lemmas 4, 5, 6, 10 need; the paper's eta_l <= 2 lambda does not give it",
+_GAMMA_OK = Condition(eta <= lam_pen, "eta_l <= lambda, i.e. gamma_k >= 0 and 0 < gamma <= 1, which the Jensen steps "
+                      "of Lemmas 4, 5, 6, 10 need; the paper's eta_l <= 2 lambda does not give it",
                       _src("L470, L670, L680", "Lemmas 4-5, 10", "§6.3 (c) 7, §11 item 4", "DERIVED"), origin="derived",
                       why="the Jensen steps of Lemmas 4, 5, 6, 10 need gamma_k >= 0 (seed L470, L670, L680); the paper's eta_l <= 2 lambda does not give it")
 _GAMMA_LT1 = Condition(GAMMA < 1, "gamma < 1 ('we use the fact 0 < gamma < 1')", _src("L470", "Lemma 4", "§6.2"))
@@ -123,7 +123,7 @@ LEMMA2 = Theorem(
     id="dfedadmm.lem2", paper=PAPER, kind="lemma",
     title="Lemma 2 (identity): local displacement as a gamma_k-weighted gradient sum",
     quantity="gamma = sum_{k<K} gamma_k, exact (an identity, not a bound): x_{i,K}^t - x_i^t = "
-             "-lam sum_k gamma_k g_{i,k}^t + gamma lam ghat_i^{t-1}",
+             "-lam_pen sum_k gamma_k g_{i,k}^t + gamma lam_pen ghat_i^{t-1}",
     terms={"gamma": GAMMA}, variables=_v("eta", "lam_pen", "K"),
     source=_src("L100-103, L422-441", "eq. (7)/(9)", "§6.1"),
     reference={"eta": 0.1, "lam_pen": 0.05, "K": 5}, reference_value=2.0,
@@ -167,7 +167,7 @@ LEMMA6 = Theorem(
     terms={"drift": 16 * eta**2 * K**2 * C0},
     variables=_v("eta", "K", "L", "sigma_l", "sigma_g", "B", "G2", "lam_pen"),
     source=_src("L488-523", "eq. (11)-(13)", "§6.2"),
-    conditions=(_STEP_6, Condition(eta <= 2 * lam, "eta_l <= 2 lambda (used in the proof)",
+    conditions=(_STEP_6, Condition(eta <= 2 * lam_pen, "eta_l <= 2 lambda (used in the proof)",
                                    _src("L506", "proof of Lemma 6", "§6.2")), _GAMMA_OK),
     assumptions=_A124, notes=_L6_NOTE + " Titled 'Bounded global update', like Lemma 4.")
 
@@ -177,7 +177,7 @@ LEMMA7 = Theorem(
     terms={"drift": 16 * eta**2 * K**2 * C0},
     variables=_v("eta", "K", "L", "sigma_l", "sigma_g", "B", "G2", "lam_pen"),
     source=_src("L525-532", "eq. (14)", "§6.2"),
-    conditions=(_STEP_6, Condition(eta <= 2 * lam, "eta_l <= 2 lambda (used in the proof of Lemma 6)",
+    conditions=(_STEP_6, Condition(eta <= 2 * lam_pen, "eta_l <= 2 lambda (used in the proof of Lemma 6)",
                                    _src("L506", "proof of Lemma 6", "§6.2")), _GAMMA_OK),
     assumptions=_A124, notes="Same proof as Lemma 6 (eq. (13)); same caveats. " + _L6_NOTE)
 
@@ -185,7 +185,7 @@ LEMMA8 = Theorem(
     id="dfedadmm.lem8", paper=PAPER, kind="lemma", title="Lemma 8: consensus error of the clients' models",
     quantity="(1/m) sum_i E_t||x_i^t - x_bar^t||^2",
     terms={"consensus_drift": 2 * 16 * eta**2 * K**2 * (3 * sigma_g**2 + 2 * sigma_l**2 + 4 * B**2) / (1 - psi) ** 2,
-           "consensus_dual": 2 * lam**2 * _NOISE / (1 - psi) ** 2},
+           "consensus_dual": 2 * lam_pen**2 * _NOISE / (1 - psi) ** 2},
     variables=_v("eta", "K", "L", "sigma_l", "sigma_g", "B", "lam_pen", "psi"),
     source=_src("L534-591", "Lemma 8, 2 C_2/(1-psi)^2", "§6.2, §5.3"),
     conditions=(_STEP_6, _GAMMA_OK), assumptions=_A124 + ("Definition 1", "X^0 = 0 (identical initial models)"),
@@ -199,11 +199,11 @@ LEMMA9 = Theorem(
     title="Lemma 9 (identity): the auxiliary sequence is an SGD sequence",
     quantity="step of w^t, exact (an identity, not a bound): w^{t+1} = w^t - step (1/m) sum_i sum_k "
              "(gamma_k/gamma) g_{i,k}^t, with " + _Q_W,
-    terms={"step": lam}, variables=_v("lam_pen"),
+    terms={"step": lam_pen}, variables=_v("lam_pen"),
     source=_src("L593-604", "eq. (20)", "§6.1"),
     assumptions=("W doubly stochastic (x_bar^{t+1} = z_bar^t)",),
     notes="Needs P W = P; fails for the paper's row-stochastic random topologies. Intermediate lines L600/L604 carry "
-          "typos (lam gamma ghat_i^t for ghat_i^{t-1}; z_{i,K}^{t-1} for x_{i,K}^{t-1}); the result is correct.")
+          "typos (lam_pen gamma ghat_i^t for ghat_i^{t-1}; z_{i,K}^{t-1} for x_{i,K}^{t-1}); the result is correct.")
 
 LEMMA10 = Theorem(
     id="dfedadmm.lem10", paper=PAPER, kind="lemma", title="Lemma 10: gap between w^t and x_bar^t",
@@ -216,7 +216,7 @@ LEMMA10 = Theorem(
 
 EQ22 = Theorem(
     id="dfedadmm.eq22", paper=PAPER, kind="lemma", title="eq. (22), R1: one step of the auxiliary sequence",
-    quantity="E_t||w^{t+1} - w^t||^2", terms={"step_noise": lam**2 * _NOISE},
+    quantity="E_t||w^{t+1} - w^t||^2", terms={"step_noise": lam_pen**2 * _NOISE},
     variables=_v("lam_pen", "sigma_l", "B", "eta"),
     source=_src("L627-634", "eq. (22)", "§6.2"), conditions=(_GAMMA_OK,), assumptions=_A124[1::2],
     notes="From eq. (20) and Jensen with the weights gamma_k/gamma.")
@@ -235,15 +235,15 @@ _THM1_QUANTITY = ("(1/T) sum_{t=0}^{T-1} E||grad f(w^t)||^2, an average over t o
                   + " (not x_bar^t, not the clients' models)")
 _THM1_VARS = _v("eta", "K", "T", "L", "rho", "sigma_l", "sigma_g", "B", "psi", "lam_pen", "f0_minus_fstar")
 _THM1_BASE = {
-    "optimization": D / (lam * KAPPA * T),
+    "optimization": D / (lam_pen * KAPPA * T),
     "client_drift": 96 * L**2 * eta**2 * K**2 / KAPPA * (3 * sigma_g**2 + 2 * sigma_l**2 + B**2),
-    "aux_gap": 3 * lam**2 * L**2 * (1 + 384 * L**2 * eta**2 * K**2) / KAPPA * _NOISE,
-    "step_noise": L * lam / (2 * KAPPA) * _NOISE,
+    "aux_gap": 3 * lam_pen**2 * L**2 * (1 + 384 * L**2 * eta**2 * K**2) / KAPPA * _NOISE,
+    "step_noise": L * lam_pen / (2 * KAPPA) * _NOISE,
     "consensus_drift": 96 * eta**2 * K**2 * L**2 * (1 + 192 * L**2 * eta**2 * K**2)
     * (3 * sigma_g**2 + 2 * sigma_l**2 + 4 * B**2) / (KAPPA * (1 - psi) ** 2),
-    "consensus_dual": 6 * lam**2 * L**2 * (1 + 192 * L**2 * eta**2 * K**2) * _NOISE / (KAPPA * (1 - psi) ** 2),
+    "consensus_dual": 6 * lam_pen**2 * L**2 * (1 + 192 * L**2 * eta**2 * K**2) * _NOISE / (KAPPA * (1 - psi) ** 2),
 }
-SAM_PRINTED = 6 * rho**2 * lam * L**2 / KAPPA * _NOISE
+SAM_PRINTED = 6 * rho**2 * lam_pen * L**2 / KAPPA * _NOISE
 SAM_DIVIDED = 6 * rho**2 * L**2 / KAPPA * _NOISE
 SAM_NORMALIZED = 6 * rho**2 * L**2 / KAPPA
 _THM1_NOTES = (
