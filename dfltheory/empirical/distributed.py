@@ -330,7 +330,7 @@ def worker(rank: int, world: int, cfg: dict, resume: bool) -> dict | None:
                 d.stop()
             dist.barrier()  # no rank tears the group down while another still has messages in flight
             return summary
-        runner.check_options(cfg)
+        runner.check_config(cfg)  # as rank 0's runner.run: the options and their ranges
         d = wrap(runner.build(cfg, initial=not resume)[0])
         if resume:
             d.load_state_dict(rundir.load_checkpoint(Path(cfg["out"]) / "checkpoint.pt", "--resume",
