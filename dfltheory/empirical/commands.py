@@ -37,6 +37,7 @@ def warn_unused(cfg: dict, given: list[str]) -> None:
     dfedavg, ``--participation`` for a decentralized one, ``--K`` for D-PSGD, which takes one step): they change
     nothing, which a user should know."""
     from dfltheory.empirical import algorithms as A
+    from dfltheory.empirical.run_config import flag
     from dfltheory.empirical.runner import ALGO_KEYS
 
     algo = A.make(cfg["algo"], **{k: cfg.get(k) for k in ALGO_KEYS})
@@ -49,7 +50,7 @@ def warn_unused(cfg: dict, given: list[str]) -> None:
         print(f"dfltheory train: warning: {algo.name} with --personal none shares every parameter: its K_v personal "
               "steps move nothing (they cost gradients only) and --lr-v does nothing", file=sys.stderr)
     if unused:
-        flags = ", ".join("--" + k.replace("_", "-") for k in unused)
+        flags = ", ".join(flag(k) for k in unused)
         print(f"dfltheory train: warning: {cfg['algo']} does not use {flags}; ignored (see dfltheory train --help "
               "for which algorithm takes which option)", file=sys.stderr)
 
@@ -203,11 +204,6 @@ def parse_data_params(text: str | None) -> dict:
 
     flags = {"true": True, "false": False}
     return {k: flags.get(v.lower(), v) if isinstance(v, str) else v for k, v in parse_params(text).items()}
-
-
-def _flag(key: str) -> str:
-    """The ``train`` option of config key ``key`` (``lam_pen`` -> ``--lam-pen``)."""
-    return "--" + key.replace("_", "-")
 
 
 @functools.cache
@@ -387,6 +383,7 @@ def _train(args) -> int:
 
     from dfltheory.empirical import distributed
     from dfltheory.empirical.algorithms import current_names
+    from dfltheory.empirical.run_config import flag
     from dfltheory.empirical.runner import ALGO_KEYS, check_options, run
 
     from dfltheory.empirical import recipes
@@ -406,7 +403,7 @@ def _train(args) -> int:
         raise ValueError("give --out DIR, the run directory")
     where = f"{args.config} or the command line" if args.config is not None else "the command line"
     cfg = current_names(cfg, where, warn=lambda text: print(f"dfltheory train: warning: {text}", file=sys.stderr),
-                        flag=_flag)
+                        flag=flag)
     data = cfg["data_params"]
     cfg["data_params"] = data if isinstance(data, dict) else parse_data_params(data)
     if cfg.get("init_weights"):  # stored resolved: a resume from another directory names the same file ("" stays)

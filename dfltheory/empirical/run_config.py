@@ -26,7 +26,7 @@ import numpy as np
 from dfltheory.constraints import INF, Interval, OfType, check, refusal
 from dfltheory.records import UNSET, Record, entry
 
-__all__ = ["RunConfig", "UNSET", "check_config", "check_options", "option_names"]
+__all__ = ["RunConfig", "UNSET", "check_config", "check_options", "flag", "option_names"]
 
 # the numeric options of `train`, declared once for the command line and the Python API (check_options)
 FLOAT_OPTIONS = {key: Interval(low, high, closed, meaning=meaning, kind=(int, float)) for key, low, high, closed, meaning in [
@@ -130,7 +130,8 @@ def option_names() -> tuple[str, ...]:
     return RunConfig.keys()
 
 
-def _option(key: str) -> str:
+def flag(key: str) -> str:
+    """The ``train`` option of config key ``key``: ``lam_pen`` -> ``--lam-pen``."""
     return f"--{key.replace('_', '-')}"
 
 
@@ -154,16 +155,16 @@ def check_options(cfg: dict) -> None:
         if value is None:
             continue
         if _beyond_float32(value):
-            raise refusal(_option(key), value, replace(
+            raise refusal(flag(key), value, replace(
                 constraint, meaning=f"{constraint.meaning}; at most {FLOAT32_MAX:.3g}, the largest float32"))
-        check(_option(key), value, constraint)
+        check(flag(key), value, constraint)
     for key, constraint in INT_OPTIONS.items():
         if key != "nproc" and cfg.get(key) is not None:  # nproc: _check_processes, after the threads
-            check(_option(key), cfg[key], constraint)
+            check(flag(key), cfg[key], constraint)
     for key in FLAG_OPTIONS:
         value = cfg.get(key)
         if value is not None:
-            check(key, value, replace(FLAG, meaning=f"the {_option(key)} flag"))
+            check(key, value, replace(FLAG, meaning=f"the {flag(key)} flag"))
     _check_processes(cfg)
     params = cfg.get("data_params")
     if params is None:

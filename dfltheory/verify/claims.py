@@ -1124,6 +1124,7 @@ def current_arm(arm: Mapping) -> dict:
     (:func:`dfltheory.empirical.algorithms.current_names`: DFedADMM's penalty ``lam`` is ``lam_pen``; a former name
     its algorithm never read is dropped from both, as it changed nothing)."""
     from dfltheory.empirical.algorithms import current_names, former_names
+    from dfltheory.empirical.run_config import flag
 
     config = arm.get("config")
     if not isinstance(config, Mapping) or not former_names() & set(config):
@@ -1132,11 +1133,10 @@ def current_arm(arm: Mapping) -> dict:
     out = {**arm, "config": new}
     if isinstance(arm.get("command"), str):
         command = arm["command"]
+        today = [k for k in new if k not in config]  # the name a former one took today, if its algorithm reads it
         for name in former_names() & set(config):
-            flag, value = "--" + name.replace("_", "-"), config[name]
-            today = [k for k in new if k not in config]  # the name it took today, if its algorithm reads it
-            swap = f"--{today[0].replace('_', '-')} " if today and new[today[0]] == value else ""
-            command = re.sub(rf" {re.escape(flag)} (\S+)(?=\s|$)", (rf" {swap}\1" if swap else ""), command)
+            swap = f"{flag(today[0])} " if today and new[today[0]] == config[name] else ""
+            command = re.sub(rf" {re.escape(flag(name))} (\S+)(?=\s|$)", (rf" {swap}\1" if swap else ""), command)
         out["command"] = command
     return out
 

@@ -11,6 +11,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from dfltheory.bounds.catalog import topology_keys
+from dfltheory.empirical.run_config import flag
 from dfltheory.empirical.sweep import check_workers
 from dfltheory.verify.plans import PaperPlan, Target, Topo, plans, resolve
 
@@ -79,20 +80,18 @@ def train_command(cfg: Mapping) -> str:
     for key, value in cfg.items():
         if value is None or key in ("progress", "threads"):
             continue
-        flag = "--" + key.replace("_", "-")
+        option = flag(key)
         if key == "local_eval":
             if not value:
                 flags.append("--no-local-eval")
             continue
-        if key in ("K", "Q", "K_v"):
-            flag = "--" + key.replace("_", "-")
         if isinstance(value, bool):
             if value:
-                flags.append(flag)
+                flags.append(option)
             continue
         if isinstance(value, Mapping):
             value = ",".join(f"{k}={v}" for k, v in value.items())
-        flags.append(f"{flag} {value!r}" if isinstance(value, float) else f"{flag} {value}")
+        flags.append(f"{option} {value!r}" if isinstance(value, float) else f"{option} {value}")
     return "dfltheory train " + " ".join(flags)
 
 
