@@ -209,8 +209,9 @@ def register_algorithm(name: str, factory: Callable[[dict], Algorithm], *, origi
                          "with a letter")
     if name in ALGORITHMS:
         raise ValueError(f"{where}algorithm {name!r} is already registered; choose another name")
-    if renamed is not None and not isinstance(renamed, Mapping) or not all(
-            isinstance(k, str) and isinstance(v, str) and k != v for k, v in dict(renamed or {}).items()):
+    is_table = renamed is None or isinstance(renamed, Mapping)
+    if not is_table or not all(isinstance(k, str) and isinstance(v, str) and k != v
+                               for k, v in dict(renamed or {}).items()):
         raise ValueError(f"{where}algorithm {name!r}: renamed={renamed!r} must map an option's former name to its "
                          "name today (strings, e.g. {'lam': 'lam_pen'})")
     renamed = dict(renamed or {})
@@ -263,6 +264,10 @@ def former_names() -> frozenset[str]:
     return frozenset(old for name in names() for old in RENAMED_OPTIONS.get(name, {}))
 
 
+class FormerNameConflict(ValueError):
+    """A config gives an option under its former name and under today's, with different values."""
+
+
 def current_names(cfg, where: str = "the config", warn=None, flag=str, stored: bool = False) -> dict:
     """``cfg`` (a run config) with every option its algorithm took under a former name (the algorithm's registration
     declares them: :func:`renamed_options`) under today's name, in the former one's place; a former name the
@@ -272,7 +277,8 @@ def current_names(cfg, where: str = "the config", warn=None, flag=str, stored: b
     every option, the former name included, null where not given): there the former name is what the algorithm read
     and today's name, if also given, was ignored, so the former one's value (None: the default) is taken. Otherwise
     (a command line, a file, the API) ``warn(text)``, if given, is told of each former name given a value, each
-    option shown as ``flag(name)``, and a former name and today's given different values is a ValueError naming both.
+    option shown as ``flag(name)``, and a former name and today's given different values is a
+    :class:`FormerNameConflict` (a ValueError) naming both.
     """
     old = former_names() & set(cfg)
     if not old:
@@ -295,8 +301,9 @@ def current_names(cfg, where: str = "the config", warn=None, flag=str, stored: b
             if value is None:
                 continue
             if cfg.get(new) is not None and cfg[new] != value:
-                raise ValueError(f"{where} gives {flag(name)} {value!r} and {flag(new)} {cfg[new]!r}: {flag(name)} is "
-                                 f"the former name of {flag(new)} for {algo}; give {flag(new)} alone")
+                raise FormerNameConflict(f"{where} gives {flag(name)} {value!r} and {flag(new)} {cfg[new]!r}: "
+                                         f"{flag(name)} is the former name of {flag(new)} for {algo}; give "
+                                         f"{flag(new)} alone")
             if warn:
                 warn(f"{where}: {flag(name)} is the former name of {flag(new)} for {algo}; write {flag(new)}")
             out[new] = value

@@ -319,7 +319,7 @@ class Sweep:
         ``workers`` processes use that many cores); each config is checked (its keys, its values' ranges, its former
         option names: :func:`dfltheory.empirical.run_config.check_config`) before anything is trained, an error naming
         the run."""
-        from dfltheory.empirical.algorithms import current_names
+        from dfltheory.empirical.algorithms import FormerNameConflict, current_names
         from dfltheory.empirical.recipes import resolve
 
         out = []
@@ -331,7 +331,7 @@ class Sweep:
                 check_config(current_names(cfg))  # a former option name that contradicts today's: before any run
             except ValueError as err:
                 fix = ("; give each algorithm its own value in zip (algo = [...] beside that option's list)"
-                       if "former name" in str(err) else "")
+                       if isinstance(err, FormerNameConflict) else "")
                 raise ValueError(f"the run {_label(point) or 'of the base config'}: {err}{fix}") from None
             out.append((point, {**cfg, "threads": cfg.get("threads") or 1}))
         return out
